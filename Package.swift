@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Depot",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .executable(name: "depot", targets: ["depot"]),
+        .library(name: "DepotClient", targets: ["DepotClient"]),
+    ],
+    targets: [
+        // C faces: module maps and one shim header each, nothing else.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+
+        // Sans-I/O HTTP/1.1.
+        .target(name: "HTTP"),
+        // The epoll engine.
+        .target(name: "Server", dependencies: ["HTTP", "CLinux"]),
+        // The domain, free of I/O.
+        .target(name: "DepotCore"),
+        // libcrypto's Swift face: digests, HMAC, ECDSA, X.509.
+        .target(name: "DepotCrypto", dependencies: ["COpenSSL"]),
+        // Apple: JWS verification and the verifyReceipt client.
+        .target(name: "AppStore", dependencies: ["DepotCore", "DepotCrypto"]),
+        // The SQLite ledger.
+        .target(name: "Ledger", dependencies: ["DepotCore", "CSQLite"]),
+        // Composition: routes, handlers, catalog/content loading, publishing, operations.
+        .target(name: "DepotServer", dependencies: [
+            "HTTP", "Server", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "CLinux",
+        ]),
+        // A simulated App Store for tests and `depot demo`.
+        .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto"]),
+        // The client library (Foundation only; builds for iOS/macOS too).
+        .target(name: "DepotClient"),
+        .executableTarget(name: "depot", dependencies: [
+            "DepotServer", "DepotClient", "AppStoreSimulator",
+        ]),
+
+        .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"]),
+        .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
+        .testTarget(name: "DepotServerTests", dependencies: [
+            "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot",
+        ]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,6 @@
+@main
+struct Depot {
+    static func main() async {
+        print("depot")
+    }
+}
