@@ -29,7 +29,7 @@ let package = Package(
         // Apple: JWS verification and the verifyReceipt client.
         .target(name: "AppStore", dependencies: ["DepotCore", "DepotCrypto"]),
         // The SQLite ledger.
-        .target(name: "Ledger", dependencies: ["DepotCore", "CSQLite"]),
+        .target(name: "Ledger", dependencies: ["CSQLite"]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
         .target(name: "DepotServer", dependencies: [
             "HTTP", "Server", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "CLinux",
@@ -43,7 +43,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
-        .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"]),
+        .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto"],
                     resources: [.copy("Fixtures")]),
