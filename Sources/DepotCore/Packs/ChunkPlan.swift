@@ -1,0 +1,84 @@
+/// The disk-space-aware download plan of spec §4.4.
+public struct ChunkPlan: Sendable, Equatable {
+    public struct Step: Sendable, Equatable {
+        public var path: String
+        public var offset: Int64
+        public var length: Int64
+    }
+
+    public var availableBytes: Int64
+    public var reserveBytes: Int64
+    public var remainingBytes: Int64
+    public var fits: Bool
+    public var next: [Step]
+
+    public enum Failure: Error, Equatable, Sendable {
+        case badAvailable
+        case badHave
+    }
+
+    /// Space kept free on the device: max(16 MiB, floor(2 % of available)).
+    public static func reserve(forAvailable available: Int64) -> Int64 {
+        max(16 << 20, available / 50)
+    }
+
+    /// Plans from the raw query values. `available` must be a non-negative integer; `have` (default 0) must
+    /// fall on a chunk boundary of the concatenated file list, or equal `downloadBytes`.
+    public static func make(manifest: PackManifest, available availableText: String, have haveText: String?) throws(Failure) -> ChunkPlan {
+        guard let available = parseCount(availableText) else { throw .badAvailable }
+        var have: Int64 = 0
+        if let haveText {
+            guard let parsed = parseCount(haveText) else { throw .badHave }
+            have = parsed
+        }
+        return try make(manifest: manifest, available: available, have: have)
+    }
+
+    public static func make(manifest: PackManifest, available: Int64, have: Int64) throws(Failure) -> ChunkPlan {
+        guard available >= 0 else { throw .badAvailable }
+        guard have >= 0, have <= manifest.downloadBytes else { throw .badHave }
+        let reserve = reserve(forAvailable: available)
+        let budget = max(0, available - reserve)
+        let remaining = manifest.downloadBytes - have
+        var next: [Step] = []
+        var position: Int64 = 0   // global offset of the current chunk
+        var onBoundary = have == manifest.downloadBytes
+        var used: Int64 = 0
+        var full = false
+        for file in manifest.files {
+            for chunk in file.chunks {
+                defer { position += chunk.length }
+                if position < have { continue }
+                if position == have { onBoundary = true }
+                if full { continue }
+                if used + chunk.length <= budget {
+                    used += chunk.length
+                    next.append(Step(path: file.path, offset: chunk.offset, length: chunk.length))
+                } else {
+                    full = true
+                }
+            }
+        }
+        guard onBoundary else { throw .badHave }
+        return ChunkPlan(availableBytes: available, reserveBytes: reserve, remainingBytes: remaining,
+                         fits: remaining <= budget, next: next)
+    }
+
+    /// A decimal count without sign, at most 18 digits.
+    static func parseCount(_ text: String) -> Int64? {
+        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int64(text)
+    }
+
+    /// `"plan": {...}` as JSON.
+    public func encoded() -> String {
+        var out = "{\"availableBytes\": \(availableBytes), \"reserveBytes\": \(reserveBytes), \"remainingBytes\": \(remainingBytes), "
+        out += "\"fits\": \(fits), \"next\": ["
+        for (i, step) in next.enumerated() {
+            if i > 0 { out += ", " }
+            out += "{\"path\": \(JSONText.string(step.path)), \"offset\": \(step.offset), \"length\": \(step.length)}"
+        }
+        out += "]}"
+        return out
+    }
+}

@@ -1,0 +1,214 @@
+import CLinux
+import Foundation
+import Glibc
+import HTTP
+import Synchronization
+
+/// One thread with its own epoll set, listening socket and connections.
+///
+/// `@unchecked Sendable`: every mutable property is touched only on the loop's own thread; other threads
+/// reach the loop through `execute`, which is guarded by a mutex and wakes the loop through an eventfd.
+final class EventLoop: @unchecked Sendable {
+    let index: Int
+    let core: ServerCore
+    let epollFD: Int32
+    let wakeFD: Int32
+    private(set) var listenFD: Int32
+    private var connections: [Connection?] = []
+    private(set) var connectionCount = 0
+    private var nextGeneration: UInt32 = 1
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let wakePending = Atomic<Bool>(false)
+
+    /// Reused for every read on this loop (64 KiB), so an idle connection holds no buffer of its own.
+    let readScratch: UnsafeMutableRawBufferPointer
+    /// Reused to assemble each response before its single write.
+    var output: [UInt8] = []
+
+    private(set) var nowMilliseconds: UInt64 = clinux_monotonic_ms()
+    private var dateSecond = -1
+    private(set) var dateLine: [UInt8] = []
+
+    private(set) var stopping = false
+    private var stopDeadline: UInt64 = 0
+    private var nextSweep: UInt64 = 0
+    private let sweepInterval: UInt64
+
+    private static let listenerToken = UInt64.max
+    private static let wakeToken = UInt64.max - 1
+
+    init(index: Int, core: ServerCore, listenFD: Int32) throws(SystemError) {
+        self.index = index
+        self.core = core
+        self.listenFD = listenFD
+        epollFD = clinux_epoll_create()
+        guard epollFD >= 0 else { throw SystemError("epoll_create1") }
+        wakeFD = clinux_eventfd()
+        guard wakeFD >= 0 else { throw SystemError("eventfd") }
+        readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+        output.reserveCapacity(16 * 1024)
+        let smallest = min(core.configuration.headerTimeoutMilliseconds, core.configuration.idleTimeoutMilliseconds,
+                           core.configuration.writeTimeoutMilliseconds)
+        sweepInterval = max(20, min(250, smallest / 4))
+        guard clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken) == 0,
+              clinux_epoll_add(epollFD, wakeFD, CLINUX_EPOLLIN, Self.wakeToken) == 0 else {
+            throw SystemError("epoll_ctl")
+        }
+        refreshDate()
+    }
+
+    deinit {
+        readScratch.deallocate()
+        close(epollFD)
+        close(wakeFD)
+    }
+
+    // MARK: - Cross-thread entry
+
+    /// Runs `job` on this loop's thread soon. Safe from any thread.
+    func execute(_ job: @escaping @Sendable () -> Void) {
+        jobs.withLock { $0.append(job) }
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            var one: UInt64 = 1
+            _ = write(wakeFD, &one, 8)
+        }
+    }
+
+    // MARK: - The loop
+
+    func run() {
+        let events = UnsafeMutablePointer<clinux_event>.allocate(capacity: 256)
+        defer { events.deallocate() }
+        while true {
+            let timeout = Int32(clamping: sweepInterval)
+            let n = clinux_epoll_wait(epollFD, events, 256, timeout)
+            nowMilliseconds = clinux_monotonic_ms()
+            refreshDate()
+            if n > 0 {
+                for i in 0..<Int(n) {
+                    let event = events[i]
+                    switch event.data {
+                    case Self.listenerToken: acceptConnections()
+                    case Self.wakeToken: drainWake()
+                    default: dispatch(event)
+                    }
+                }
+            }
+            runJobs()
+            if nowMilliseconds >= nextSweep {
+                sweep()
+                nextSweep = nowMilliseconds + sweepInterval
+            }
+            if stopping {
+                if connectionCount == 0 { break }
+                if nowMilliseconds >= stopDeadline {
+                    closeAll()
+                    break
+                }
+            }
+        }
+        runJobs()
+    }
+
+    private func refreshDate() {
+        let second = time(nil)
+        if second != dateSecond {
+            dateSecond = second
+            dateLine = Array("Date: \(HTTPDate.format(Int64(second)))\r\n".utf8)
+        }
+    }
+
+    private func drainWake() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, 8)
+        wakePending.store(false, ordering: .releasing)
+    }
+
+    private func runJobs() {
+        let pending = jobs.withLock { queue -> [@Sendable () -> Void] in
+            let taken = queue
+            queue.removeAll()
+            return taken
+        }
+        for job in pending { job() }
+    }
+
+    private func dispatch(_ event: clinux_event) {
+        let fd = Int(event.data & 0xFFFF_FFFF)
+        let generation = UInt32(truncatingIfNeeded: event.data >> 32)
+        guard fd < connections.count, let connection = connections[fd], connection.generation == generation else { return }
+        let bits = event.events
+        if bits & (CLINUX_EPOLLOUT | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0 { connection.writable() }
+        if bits & (CLINUX_EPOLLIN | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0, !connection.isClosed { connection.readable() }
+    }
+
+    private func acceptConnections() {
+        for _ in 0..<64 {
+            var storage = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = clinux_accept(listenFD, &storage, &length)
+            if fd < 0 {
+                // EAGAIN: none left. EMFILE/ENFILE and friends: try again on the next event.
+                return
+            }
+            _ = clinux_nodelay(fd)
+            let remote = SocketAddress.from(&storage)?.description ?? "unknown"
+            let generation = nextGeneration
+            nextGeneration &+= 1
+            if nextGeneration == 0 { nextGeneration = 1 }
+            let connection = Connection(fd: fd, generation: generation, loop: self, remoteAddress: remote)
+            if Int(fd) >= connections.count {
+                connections.append(contentsOf: repeatElement(nil, count: Int(fd) - connections.count + 64))
+            }
+            guard clinux_epoll_add(epollFD, fd, CLINUX_EPOLLIN, connection.token) == 0 else {
+                close(fd)
+                continue
+            }
+            connections[Int(fd)] = connection
+            connectionCount += 1
+            core.openConnections.add(1, ordering: .relaxed)
+            connection.start()
+        }
+    }
+
+    /// Changes what epoll reports for a connection.
+    func setInterest(_ connection: Connection, _ events: UInt32) {
+        _ = clinux_epoll_mod(epollFD, connection.fd, events, connection.token)
+    }
+
+    /// Forgets a closed connection.
+    func remove(_ connection: Connection) {
+        let fd = Int(connection.fd)
+        if fd < connections.count, connections[fd] === connection {
+            connections[fd] = nil
+            connectionCount -= 1
+            core.openConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    private func sweep() {
+        let now = nowMilliseconds
+        for case let connection? in connections where connection.deadline != 0 && connection.deadline <= now {
+            connection.deadlinePassed()
+        }
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops accepting; idle connections close now, busy ones after their current response.
+    func beginStop(graceMilliseconds: UInt64) {
+        guard !stopping else { return }
+        stopping = true
+        stopDeadline = nowMilliseconds + graceMilliseconds
+        if listenFD >= 0 {
+            _ = clinux_epoll_del(epollFD, listenFD)
+            close(listenFD)
+            listenFD = -1
+        }
+        for case let connection? in connections { connection.stopRequested() }
+    }
+
+    private func closeAll() {
+        for case let connection? in connections { connection.close() }
+    }
+}

@@ -1,0 +1,69 @@
+import HTTP
+
+/// What the server needs to know about where a request came from.
+public struct RequestContext: Sendable {
+    /// The peer, as `HOST:PORT`.
+    public let remoteAddress: String
+    /// Index of the event loop that owns the connection.
+    public let loopIndex: Int
+}
+
+/// A response now, or one computed off the event loop.
+public enum Reply: Sendable {
+    case response(Response)
+    /// Runs as a Swift task; must not block the cooperative pool (bridge blocking work to a queue).
+    case later(@Sendable () async -> Response)
+}
+
+/// Receives a request body in pieces, with back-pressure: the next piece is not read from the socket
+/// until `consume` returns.
+public protocol RequestBodySink: AnyObject, Sendable {
+    /// Takes the next piece of the body. Throwing stops the upload; `finish` is not called then,
+    /// `abort` is (with the error), and the thrown error's response is sent.
+    func consume(_ bytes: [UInt8]) async throws(ResponseError)
+    /// The whole body arrived.
+    func finish() async -> Response
+    /// The body will not be completed (client gone, limit, malformed framing, or `consume` threw).
+    func abort() async
+}
+
+/// An error that carries the response to send.
+public struct ResponseError: Error, Sendable {
+    public let response: Response
+    public init(_ response: Response) { self.response = response }
+}
+
+/// How the server should treat a request, decided from its head on the event loop.
+public enum Handling: Sendable {
+    /// Answer without reading a body (a body that was sent is discarded, or the connection is closed).
+    case reply(Reply)
+    /// Read the whole body (at most `limit` bytes, else 413), then reply.
+    case collectBody(limit: Int, then: @Sendable ([UInt8]) -> Reply)
+    /// Stream the body to a sink (at most `limit` bytes, else 413).
+    case streamBody(limit: Int64, sink: any RequestBodySink)
+}
+
+/// The application: turns request heads into handling decisions. Called on event-loop threads; must not block.
+public protocol Responder: Sendable {
+    func handle(_ head: RequestHead, context: RequestContext) -> Handling
+    /// The response for a protocol-level error (parse failure, body too large, ...), in the application's error shape.
+    func errorResponse(status: Int, code: String, message: String) -> Response
+}
+
+/// One finished exchange, reported to the observer on the event loop.
+public struct ExchangeRecord: Sendable {
+    public let method: HTTPMethod
+    public let target: String
+    public let status: Int
+    public let route: String
+    /// Body bytes sent.
+    public let bytesSent: Int64
+    public let durationNanoseconds: UInt64
+    public let remoteAddress: String
+    public let loopIndex: Int
+}
+
+/// Sees every finished exchange (access log, metrics). Called on event-loop threads; must be cheap.
+public protocol ServerObserver: Sendable {
+    func exchangeCompleted(_ record: ExchangeRecord)
+}

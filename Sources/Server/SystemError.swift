@@ -1,0 +1,17 @@
+import CLinux
+import Glibc
+
+/// A failed system call, with its errno.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let call: String
+    public let errno: Int32
+
+    public init(_ call: String, errno: Int32 = Glibc.errno) {
+        self.call = call
+        self.errno = errno
+    }
+
+    public var description: String {
+        "\(call): \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+}
