@@ -65,7 +65,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
                     var addr = p.pointee.sin_addr
                     var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
                     _ = inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
-                    return SocketAddress(host: String(cString: text), port: Int(UInt16(bigEndian: p.pointee.sin_port)), isIPv6: false)
+                    return SocketAddress(host: cText(text), port: Int(UInt16(bigEndian: p.pointee.sin_port)), isIPv6: false)
                 }
             }
         case AF_INET6:
@@ -74,13 +74,18 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
                     var addr = p.pointee.sin6_addr
                     var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
                     _ = inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
-                    return SocketAddress(host: String(cString: text), port: Int(UInt16(bigEndian: p.pointee.sin6_port)), isIPv6: true)
+                    return SocketAddress(host: cText(text), port: Int(UInt16(bigEndian: p.pointee.sin6_port)), isIPv6: true)
                 }
             }
         default:
             return nil
         }
     }
+}
+
+/// A NUL-terminated C string buffer as a String.
+private func cText(_ buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Listening sockets.
