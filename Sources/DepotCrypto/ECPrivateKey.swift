@@ -1,0 +1,118 @@
+import COpenSSL
+
+/// An EC P-256 private key for ES256 signing and certificate issuance (the simulated App Store's
+/// test PKI). Keys are generated at run time; nothing is committed.
+///
+/// `@unchecked Sendable`: the key is immutable after init, and every signing operation uses its
+/// own libcrypto context.
+public final class ECPrivateKey: @unchecked Sendable {
+    let pointer: OpaquePointer
+    /// The matching public key.
+    public let publicKey: PublicKey
+
+    private init(owning pointer: OpaquePointer) throws {
+        self.pointer = pointer
+        let spki: [UInt8] = {
+            let length = i2d_PUBKEY(pointer, nil)
+            guard length > 0 else { return [] }
+            var bytes = [UInt8](repeating: 0, count: Int(length))
+            bytes.withUnsafeMutableBufferPointer { buffer in
+                var cursor = buffer.baseAddress
+                _ = i2d_PUBKEY(pointer, &cursor)
+            }
+            return bytes
+        }()
+        do {
+            publicKey = try PublicKey(spkiDER: spki)
+        } catch {
+            EVP_PKEY_free(pointer)
+            throw error
+        }
+        guard publicKey.isP256 else {
+            EVP_PKEY_free(pointer)
+            throw CryptoError(operation: "load private key", reason: "not a P-256 key")
+        }
+    }
+
+    deinit { EVP_PKEY_free(pointer) }
+
+    /// Generates a fresh P-256 key.
+    public static func generateP256() throws -> ECPrivateKey {
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else {
+            throw CryptoError.drainingQueue("generate P-256 key")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(context) == 1,
+              EVP_PKEY_CTX_set_group_name(context, "P-256") == 1,
+              EVP_PKEY_generate(context, &key) == 1, let key else {
+            throw CryptoError.drainingQueue("generate P-256 key")
+        }
+        return try ECPrivateKey(owning: key)
+    }
+
+    /// Loads a PKCS#8 (or SEC 1) DER private key; it must be on P-256.
+    public convenience init(der: [UInt8]) throws {
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_AutoPrivateKey(nil, &cursor, buffer.count)
+        }
+        guard let key else { throw CryptoError.drainingQueue("parse private key") }
+        try self.init(owning: key)
+    }
+
+    /// The key as unencrypted PKCS#8 DER.
+    public var pkcs8DER: [UInt8] {
+        guard let bio = try? MemoryBIO(),
+              i2d_PKCS8PrivateKey_bio(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else { return [] }
+        return bio.bytes
+    }
+
+    /// The key as an unencrypted PKCS#8 PEM block (`-----BEGIN PRIVATE KEY-----`).
+    public var pemString: String {
+        guard let bio = try? MemoryBIO(),
+              PEM_write_bio_PrivateKey(bio.pointer, pointer, nil, nil, 0, nil, nil) == 1 else { return "" }
+        return bio.string
+    }
+
+    /// Signs `message` with ECDSA P-256/SHA-256 and returns the JWS form: `R‖S`, 64 bytes
+    /// (RFC 7518 §3.4).
+    public func signES256(_ message: [UInt8]) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError(operation: "sign", reason: "out of memory") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
+            throw CryptoError.drainingQueue("sign")
+        }
+        var length = 0
+        var der = [UInt8](repeating: 0, count: 80)  // an ECDSA-Sig-Value on P-256 is at most 72 bytes
+        length = der.count
+        let status = message.withUnsafeBufferPointer { input in
+            der.withUnsafeMutableBufferPointer { output in
+                EVP_DigestSign(context, output.baseAddress, &length, input.baseAddress, input.count)
+            }
+        }
+        guard status == 1 else { throw CryptoError.drainingQueue("sign") }
+        return try ECPrivateKey.rawRS(fromDER: Array(der.prefix(length)))
+    }
+
+    /// Converts a DER `ECDSA-Sig-Value` to `R‖S` with each half left-padded to 32 bytes.
+    static func rawRS(fromDER der: [UInt8]) throws -> [UInt8] {
+        let signature: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_ECDSA_SIG(nil, &cursor, buffer.count)
+        }
+        guard let signature else { throw CryptoError.drainingQueue("decode signature") }
+        defer { ECDSA_SIG_free(signature) }
+        var r: OpaquePointer?
+        var s: OpaquePointer?
+        ECDSA_SIG_get0(signature, &r, &s)
+        var raw = [UInt8](repeating: 0, count: ES256Verifier.signatureLength)
+        let written = raw.withUnsafeMutableBufferPointer { buffer in
+            (BN_bn2binpad(r, buffer.baseAddress, 32), BN_bn2binpad(s, buffer.baseAddress! + 32, 32))
+        }
+        guard written.0 == 32, written.1 == 32 else {
+            throw CryptoError(operation: "decode signature", reason: "R or S longer than 32 bytes")
+        }
+        return raw
+    }
+}

@@ -1,0 +1,13 @@
+import DepotCrypto
+import Testing
+
+struct SecureRandomTests {
+    @Test(arguments: [0, 1, 16, 32, 1000])
+    func returnsTheRequestedCount(_ count: Int) {
+        #expect(SecureRandom.bytes(count).count == count)
+    }
+
+    @Test func twoDrawsDiffer() {
+        #expect(SecureRandom.bytes(32) != SecureRandom.bytes(32))
+    }
+}
