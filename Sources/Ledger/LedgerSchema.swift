@@ -1,0 +1,94 @@
+/// The ledger's tables and how they are brought up to date.
+///
+/// `PRAGMA user_version` holds the number of migrations applied. At open, every migration past it runs in
+/// its own `BEGIN IMMEDIATE … COMMIT` together with the `user_version` bump, so a crash leaves the file at
+/// the old or the new version, never in between. A file whose version is higher than `migrations.count`
+/// was written by a newer program and is refused.
+///
+/// Times are integer milliseconds since 1970 (`*_ms`), the App Store's own unit.
+///
+/// - `transactions` — one row per validated App Store transaction (receipt or JWS), upserted on every
+///   sighting: `transaction_id` (PK), `original_transaction_id`, `product_id`, `environment`
+///   (`Production`/`Sandbox`), `purchase_date_ms`, `expires_date_ms` (subscriptions), `revocation_date_ms`
+///   (as the purchase data last reported it; informational), `source` (`receipt` | `jws`),
+///   `first_seen_ms`, `updated_ms`. Indexed by original transaction and purchase date.
+/// - `account_bindings` — which app accounts hold an original transaction: one row per
+///   (`original_transaction_id`, `account`) with `bound_at_ms`. `transfer` keeps one row, `shared` many.
+/// - `revocations` — refunds and revocations, authoritative for access: `transaction_id` (PK; a revocation
+///   may name a transaction never seen in a receipt), `original_transaction_id`, `revoked_at_ms`, `reason`
+///   (notification type, or `receipt`/`jws` when the purchase data carried the date), `restored_at_ms`
+///   (set by `REFUND_REVERSED`; a row with it set is no longer in force).
+/// - `processed_notifications` — App Store Server Notifications already applied: `id` (PK: V2
+///   `notificationUUID`, or the caller's V1 key), `type`, `received_ms`.
+///
+/// No foreign keys: notifications may arrive before the receipt that names their transaction.
+enum LedgerSchema {
+    /// The migrations, in order; migration *n* (1-based) brings the file to `user_version` *n*.
+    /// Append only: never edit a migration that has shipped.
+    static let migrations: [String] = [
+        // 1: the initial schema.
+        """
+        CREATE TABLE transactions (
+            transaction_id TEXT PRIMARY KEY NOT NULL,
+            original_transaction_id TEXT NOT NULL,
+            product_id TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            purchase_date_ms INTEGER NOT NULL,
+            expires_date_ms INTEGER,
+            revocation_date_ms INTEGER,
+            source TEXT NOT NULL CHECK (source IN ('receipt', 'jws')),
+            first_seen_ms INTEGER NOT NULL,
+            updated_ms INTEGER NOT NULL
+        );
+        CREATE INDEX transactions_by_original ON transactions (original_transaction_id, purchase_date_ms);
+        CREATE TABLE account_bindings (
+            original_transaction_id TEXT NOT NULL,
+            account TEXT NOT NULL,
+            bound_at_ms INTEGER NOT NULL,
+            PRIMARY KEY (original_transaction_id, account)
+        ) WITHOUT ROWID;
+        CREATE TABLE revocations (
+            transaction_id TEXT PRIMARY KEY NOT NULL,
+            original_transaction_id TEXT NOT NULL,
+            revoked_at_ms INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            restored_at_ms INTEGER
+        );
+        CREATE INDEX revocations_by_original ON revocations (original_transaction_id);
+        CREATE TABLE processed_notifications (
+            id TEXT PRIMARY KEY NOT NULL,
+            type TEXT NOT NULL,
+            received_ms INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ]
+
+    /// The `user_version` of a file that has every migration applied.
+    static var currentVersion: Int { migrations.count }
+
+    /// Applies the missing migrations to `database`.
+    static func migrate(_ database: SQLiteDatabase) throws(LedgerError) {
+        let found: Int
+        do {
+            found = Int(try database.query("PRAGMA user_version").first?.first?.integer ?? 0)
+        } catch {
+            throw .migrationFailed(version: 0, message: error.message)
+        }
+        guard found <= currentVersion else {
+            throw .migrationFailed(
+                version: found,
+                message: "the file is at schema version \(found), newer than this program's \(currentVersion)")
+        }
+        guard found < currentVersion else { return }
+        for version in (found + 1)...currentVersion {
+            do {
+                try database.transaction { () throws(SQLiteError) in
+                    try database.execute(migrations[version - 1])
+                    try database.execute("PRAGMA user_version = \(version)")
+                }
+            } catch {
+                throw .migrationFailed(version: version, message: error.message)
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import Ledger
+
+@Suite struct LedgerDurabilityTests {
+    @Test func recordCloseReopenReadsEverythingBack() async throws {
+        try await LedgerFixture.withPath { path in
+            let purchases = [
+                LedgerFixture.purchase("s1", original: "s", product: "com.example.depot.sub", daysAgo: 30, expiresInDays: 0, source: .jws),
+                LedgerFixture.purchase("s2", original: "s", product: "com.example.depot.sub", daysAgo: 0, expiresInDays: 30, source: .jws),
+                LedgerFixture.purchase("p1", product: "com.example.depot.level3"),
+            ]
+            let ledger = try await Ledger.open(at: path)
+            _ = try await ledger.record(purchases, account: "alice", policy: .transfer, now: LedgerFixture.now)
+            await ledger.close()
+
+            let reopened = try await Ledger.open(at: path)
+            #expect(try await reopened.purchases(originalTransactionID: "s") == Array(purchases[0...1]))
+            #expect(try await reopened.purchases(originalTransactionID: "p1") == [purchases[2]])
+            #expect(try await reopened.purchases(originalTransactionID: "unknown") == [])
+            await reopened.close()
+        }
+    }
+
+    @Test func committedWriteIsInTheFileBeforeClose() async throws {
+        try await LedgerFixture.withPath { path in
+            let writer = try await Ledger.open(at: path)
+            _ = try await writer.record([LedgerFixture.purchase("1")], account: "alice", policy: .first, now: LedgerFixture.now)
+            // A second connection, as a restarted process would open it, sees the write without any close.
+            let other = try await Ledger.open(at: path)
+            #expect(try await other.purchases(originalTransactionID: "1") == [LedgerFixture.purchase("1")])
+            #expect(other.access(originalTransactionID: "1", account: "bob") == .transferred)
+            await other.close()
+            await writer.close()
+        }
+    }
+
+    static let sqliteShell = "/usr/bin/sqlite3"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    func anotherProcessReadsTheCommittedWrite() async throws {
+        try await LedgerFixture.withPath { path in
+            let ledger = try await Ledger.open(at: path)
+            _ = try await ledger.record([LedgerFixture.purchase("42")], account: "alice", policy: .first, now: LedgerFixture.now)
+
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: Self.sqliteShell)
+            process.arguments = [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            #expect(String(decoding: data, as: UTF8.self) == "42|com.example.depot.level2\nalice\n")
+            await ledger.close()
+        }
+    }
+
+    @Test func failedWriteThrowsAndLeavesTheIndexAndFileUnchanged() async throws {
+        try await LedgerFixture.withLedger { ledger, _ in
+            _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .transfer, now: LedgerFixture.now)
+            #expect(await ledger.checkWritable())
+            try await ledger.setQueryOnly(true)
+            #expect(await !ledger.checkWritable())
+
+            await #expect {
+                _ = try await ledger.record(
+                    [LedgerFixture.purchase("1"), LedgerFixture.purchase("2")], account: "bob", policy: .transfer, now: LedgerFixture.now)
+            } throws: { error in
+                guard case .writeFailed(let message) = error as? LedgerError else { return false }
+                return message.contains("readonly")
+            }
+            await #expect(throws: LedgerError.self) {
+                _ = try await ledger.apply(
+                    notificationID: "n", type: "REFUND", revoke: [LedgerFixture.revocation("1")], restore: [], now: LedgerFixture.now)
+            }
+            #expect(ledger.access(originalTransactionID: "1", account: "alice") == .allowed)
+            #expect(ledger.access(originalTransactionID: "1", account: "bob") == .transferred)
+
+            try await ledger.setQueryOnly(false)
+            #expect(await ledger.checkWritable())
+            #expect(try await ledger.purchases(originalTransactionID: "2") == [])
+            // The failed notification was not marked processed: its redelivery applies.
+            #expect(try await ledger.apply(
+                notificationID: "n", type: "REFUND", revoke: [LedgerFixture.revocation("1")], restore: [], now: LedgerFixture.now))
+            #expect(ledger.access(originalTransactionID: "1", account: "alice") == .revoked)
+        }
+    }
+
+    @Test func readOnlyCopyRefusesWritesAndKeepsItsIndex() async throws {
+        try await LedgerFixture.withPath { path in
+            let ledger = try await Ledger.open(at: path)
+            _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .transfer, now: LedgerFixture.now)
+            await ledger.close()
+
+            let copy = path + ".copy"
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            let readOnly = try await Ledger.open(at: copy, readOnly: true)
+            #expect(await !readOnly.checkWritable())
+            #expect(readOnly.access(originalTransactionID: "1", account: "bob") == .transferred)
+            await #expect(throws: LedgerError.self) {
+                _ = try await readOnly.record([LedgerFixture.purchase("1")], account: "bob", policy: .transfer, now: LedgerFixture.now)
+            }
+            #expect(readOnly.access(originalTransactionID: "1", account: "bob") == .transferred)
+            #expect(readOnly.access(originalTransactionID: "1", account: "alice") == .allowed)
+            await readOnly.close()
+        }
+    }
+
+    @Test func callsAfterCloseThrowClosedButAccessStillAnswers() async throws {
+        try await LedgerFixture.withPath { path in
+            let ledger = try await Ledger.open(at: path)
+            _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .transfer, now: LedgerFixture.now)
+            await ledger.close()
+            await #expect(throws: LedgerError.closed) {
+                _ = try await ledger.record([LedgerFixture.purchase("2")], account: nil, policy: .transfer, now: LedgerFixture.now)
+            }
+            await #expect(throws: LedgerError.closed) {
+                _ = try await ledger.purchases(originalTransactionID: "1")
+            }
+            #expect(await !ledger.checkWritable())
+            #expect(ledger.access(originalTransactionID: "1", account: "bob") == .transferred)
+            await ledger.close() // twice is harmless
+        }
+    }
+
+    @Test func concurrentCallsFromManyTasksAreAllRecorded() async throws {
+        try await LedgerFixture.withLedger { ledger, path in
+            let count = 200
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for number in 0..<count {
+                    group.addTask {
+                        let purchase = LedgerFixture.purchase("t\(number)", original: "o\(number % 50)", daysAgo: Double(number))
+                        let decisions = try await ledger.record(
+                            [purchase], account: "account\(number % 50)", policy: .first, now: LedgerFixture.now)
+                        #expect(decisions == ["o\(number % 50)": .granted])
+                        _ = ledger.access(originalTransactionID: "o\(number % 50)", account: nil)
+                        if number % 10 == 0 {
+                            _ = try await ledger.apply(
+                                notificationID: "n\(number)", type: "TEST", revoke: [], restore: [], now: LedgerFixture.now)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            var total = 0
+            for original in 0..<50 {
+                total += try await ledger.purchases(originalTransactionID: "o\(original)").count
+                #expect(ledger.access(originalTransactionID: "o\(original)", account: "account\(original)") == .allowed)
+            }
+            #expect(total == count)
+            #expect(ledger.indexedCount == 50)
+        }
+    }
+}
