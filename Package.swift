@@ -3,7 +3,7 @@ import PackageDescription
 
 let package = Package(
     name: "Depot",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "depot", targets: ["depot"]),
         .library(name: "DepotClient", targets: ["DepotClient"]),

@@ -94,6 +94,13 @@ static inline uint64_t clinux_monotonic_ms(void) {
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)(ts.tv_nsec / 1000000);
 }
 
+/* Monotonic nanoseconds. */
+static inline uint64_t clinux_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* Blocks the given signals in the calling thread (threads created later inherit the mask). */
 static inline int clinux_block_signals(const int *signals, int count) {
     sigset_t set;

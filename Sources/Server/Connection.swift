@@ -206,7 +206,7 @@ final class Connection: @unchecked Sendable {
     private func begin(_ parsed: RequestHead) {
         head = parsed
         keepAlive = parsed.keepAlive && !loop.stopping
-        requestStart = clinux_monotonic_ms()
+        requestStart = clinux_monotonic_ns()
         deadline = 0
         let context = RequestContext(remoteAddress: remoteAddress, loopIndex: loop.index)
         let handling = loop.core.responder.handle(parsed, context: context)
@@ -366,7 +366,7 @@ final class Connection: @unchecked Sendable {
         response.closeConnection = true
         keepAlive = false
         lingerAfterResponse = true
-        if head == nil { requestStart = clinux_monotonic_ms() }
+        if head == nil { requestStart = clinux_monotonic_ns() }
         transmit(response)
     }
 
@@ -513,7 +513,7 @@ final class Connection: @unchecked Sendable {
 
     private func responseFinished() {
         if let head {
-            let elapsed = (clinux_monotonic_ms() &- requestStart) * 1_000_000
+            let elapsed = clinux_monotonic_ns() &- requestStart
             loop.core.observer?.exchangeCompleted(ExchangeRecord(
                 method: head.method, target: head.target, status: responseStatus, route: responseRoute,
                 bytesSent: bodyBytesSent, durationNanoseconds: elapsed, remoteAddress: remoteAddress, loopIndex: loop.index))

@@ -1,0 +1,99 @@
+import DepotCore
+import Foundation
+import Synchronization
+
+/// Holds the current snapshot and replaces it when the files change (hot reload, spec §4.1, issue 5).
+///
+/// A background thread polls the catalog and content directories (cheap `stat`/`readdir` calls) every
+/// `pollInterval`; on a change it builds a new snapshot off the event loops and swaps it in atomically.
+/// A snapshot that fails to build never replaces a good one: the failure is logged and kept for `/healthz`.
+public final class CatalogStore: Sendable {
+    let paths: DepotPaths
+    let cacheControl: String
+    let logger: Logger
+    let manifestCache = ManifestCache()
+    private let state = Mutex<(snapshot: DepotSnapshot?, failure: CatalogProblems?, fingerprint: String)>((nil, nil, ""))
+    private let running = Atomic<Bool>(false)
+    private let pollInterval: Duration
+
+    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(400)) {
+        self.paths = paths
+        self.cacheControl = cacheControl
+        self.logger = logger
+        self.pollInterval = pollInterval
+    }
+
+    /// The snapshot requests read (nil until a catalog loaded successfully once).
+    var current: DepotSnapshot? { state.withLock { $0.snapshot } }
+
+    /// Why the latest attempt to load failed, if it did.
+    var lastFailure: CatalogProblems? { state.withLock { $0.failure } }
+
+    /// Loads now (blocking). Returns the problems when the files are not usable.
+    @discardableResult
+    func reload() -> CatalogProblems? {
+        let fingerprint = currentFingerprint()
+        switch SnapshotLoader.load(paths: paths, cacheControl: cacheControl, manifestCache: manifestCache) {
+        case .success(let snapshot):
+            let previous = state.withLock { s -> DepotSnapshot? in
+                let old = s.snapshot
+                s = (snapshot, nil, fingerprint)
+                return old
+            }
+            for warning in snapshot.warnings where !(previous?.warnings.contains(warning) ?? false) {
+                logger.warning("content: \(warning)")
+            }
+            var directories = Set<String>()
+            for pack in snapshot.content.packs.values { for v in pack.versions.values { directories.insert(v.directory) } }
+            manifestCache.forget(except: directories)
+            if previous != nil { logger.info("catalog reloaded: \(snapshot.liveProductCount) live products") }
+            return nil
+        case .failure(let problems):
+            let hadSnapshot = state.withLock { s -> Bool in
+                s.failure = problems
+                s.fingerprint = fingerprint
+                return s.snapshot != nil
+            }
+            let kept = hadSnapshot ? "; still serving the last good catalog" : ""
+            logger.error("catalog refused\(kept): \(problems.problems.map(\.description).joined(separator: "; "))")
+            return problems
+        }
+    }
+
+    /// Starts polling for changes on a background thread.
+    func startWatching() {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            while running.load(ordering: .acquiring) {
+                Thread.sleep(forTimeInterval: Double(pollInterval.components.attoseconds) / 1e18 + Double(pollInterval.components.seconds))
+                guard running.load(ordering: .acquiring) else { break }
+                let fingerprint = currentFingerprint()
+                if fingerprint != state.withLock({ $0.fingerprint }) { reload() }
+            }
+        }
+        thread.name = "depot-catalog-watch"
+        thread.start()
+    }
+
+    func stopWatching() {
+        running.store(false, ordering: .releasing)
+    }
+
+    /// Identity of every file a snapshot depends on, without reading their contents.
+    func currentFingerprint() -> String {
+        var parts: [String] = []
+        parts.append(FileStatus.identity(paths.productsFile) ?? "-")
+        parts.append(FileStatus.identity(paths.listRecordFile) ?? "-")
+        let packs = ((try? FileManager.default.contentsOfDirectory(atPath: paths.contentDirectory)) ?? []).sorted()
+        for pack in packs where !pack.hasPrefix(".") {
+            let directory = paths.contentDirectory + "/" + pack
+            parts.append(pack)
+            parts.append(FileStatus.identity(directory + "/current") ?? "-")
+            let versions = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
+            for version in versions where Identifiers.parseVersion(version) != nil {
+                parts.append(version + "=" + (FileStatus.identity(directory + "/" + version + "/manifest.json") ?? "-"))
+            }
+        }
+        return parts.joined(separator: "|")
+    }
+}

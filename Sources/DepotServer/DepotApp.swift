@@ -1,0 +1,131 @@
+import DepotCore
+import DepotCrypto
+import Foundation
+import Ledger
+import Server
+
+/// A running Depot: configuration, catalog store, ledger and HTTP server composed together.
+public final class DepotApp: Sendable {
+    public let configuration: DepotConfiguration
+    let store: CatalogStore
+    let server: HTTPServer
+    let metrics: Metrics
+    let ledger: Ledger?
+    let logger: Logger
+
+    /// The address clients connect to (with the real port when 0 was configured).
+    public var address: SocketAddress { server.address }
+
+    /// `http://HOST:PORT`.
+    public var baseURL: String { "http://\(server.address)" }
+
+    /// Validates the configuration, loads the catalog and starts serving.
+    /// Throws `ConfigurationError` naming the option for anything unusable.
+    public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger()) async throws -> DepotApp {
+        let paths = configuration.paths
+        for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {
+            guard FileStatus.isDirectory(directory) || Self.isDirectoryFollowingLinks(directory) else {
+                throw ConfigurationError(option: option, "\(directory) is not a readable directory")
+            }
+            guard access(directory, R_OK | X_OK) == 0 else {
+                throw ConfigurationError(option: option, "\(directory) is not readable")
+            }
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: paths.dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigurationError(option: "data", "cannot create \(paths.dataDirectory)")
+        }
+        guard access(paths.dataDirectory, W_OK | X_OK) == 0 else {
+            throw ConfigurationError(option: "data", "\(paths.dataDirectory) is not writable")
+        }
+        let key: [UInt8]
+        do {
+            key = try TokenKey.load(secret: configuration.tokenSecret, dataDirectory: paths.dataDirectory)
+        } catch {
+            throw ConfigurationError(option: configuration.tokenSecret == nil ? "data" : "token-secret", error.description)
+        }
+        let ledger: Ledger
+        do {
+            ledger = try await Ledger.open(at: paths.dataDirectory + "/ledger.sqlite")
+        } catch {
+            throw ConfigurationError(option: "data", "cannot open the ledger: \(error)")
+        }
+
+        let store = CatalogStore(paths: paths, cacheControl: configuration.listCacheControl, logger: logger)
+        if let problems = store.reload() {
+            logger.error("starting without a usable catalog (\(problems.problems.count) problem(s)); fix the files and they are picked up")
+        }
+        let loops = configuration.loops > 0 ? configuration.loops : System.coreCount
+        let counter = ConnectionCounter()
+        let metrics = Metrics(shardCount: loops, openConnections: { counter.value })
+        let tokens = DownloadTokenAuthority(key: key)
+        let access = LedgerAccess(ledger: ledger)
+        let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) })
+        let operations = OperationRoutes(store: store, metrics: metrics, paths: paths,
+                                         ledgerWritable: { await ledger.checkWritable() })
+        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: nil, admin: nil)
+        let serverConfiguration = ServerConfiguration(
+            host: configuration.host, port: configuration.port, loopCount: loops,
+            headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
+            idleTimeoutMilliseconds: UInt64(configuration.idleTimeout * 1000),
+            writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000))
+        let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog ? logger : nil)
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(configuration: serverConfiguration, responder: responder, observer: observer)
+        } catch let error as SystemError {
+            await ledger.close()
+            throw ConfigurationError(option: "port", "cannot listen on \(configuration.host):\(configuration.port): \(error)")
+        } catch {
+            await ledger.close()
+            throw ConfigurationError(option: "host", "\(error)")
+        }
+        counter.server = server
+        store.startWatching()
+        return DepotApp(configuration: configuration, store: store, server: server, metrics: metrics, ledger: ledger, logger: logger)
+    }
+
+    private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, metrics: Metrics,
+                 ledger: Ledger?, logger: Logger) {
+        self.configuration = configuration
+        self.store = store
+        self.server = server
+        self.metrics = metrics
+        self.ledger = ledger
+        self.logger = logger
+    }
+
+    /// Stops accepting, lets in-flight requests finish (up to 10 s), then releases everything.
+    public func stop() async {
+        store.stopWatching()
+        server.stop()
+        await server.stopped()
+        await ledger?.close()
+    }
+
+    /// Reloads the catalog and content now instead of waiting for the watcher (tests).
+    @discardableResult
+    public func reloadCatalog() -> Bool { store.reload() == nil }
+
+    private static func isDirectoryFollowingLinks(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
+
+/// Lets the metrics read the server's connection count, which exists only after the server does.
+final class ConnectionCounter: @unchecked Sendable {
+    // Written once during start-up before any request can read it.
+    nonisolated(unsafe) var server: HTTPServer?
+    var value: Int { server?.openConnections ?? 0 }
+}
+
+/// The ledger's in-memory access index behind the pack routes' revocation check.
+struct LedgerAccess: AccessChecker {
+    let ledger: Ledger
+
+    func isAllowed(originalTransactionID: String, account: String?) -> Bool {
+        ledger.access(originalTransactionID: originalTransactionID, account: account) == .allowed
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Server
+import Synchronization
+
+/// Prometheus counters and histograms (spec §4.6). Request metrics are sharded per event loop so loops
+/// never contend; `/metrics` sums the shards.
+public final class Metrics: Sendable {
+    /// Upper bounds of the duration buckets, in seconds.
+    static let bucketBounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    struct Histogram {
+        var buckets = [UInt64](repeating: 0, count: Metrics.bucketBounds.count)
+        var count: UInt64 = 0
+        var sum: Double = 0
+
+        mutating func observe(_ seconds: Double) {
+            for (i, bound) in Metrics.bucketBounds.enumerated() where seconds <= bound { buckets[i] += 1 }
+            count += 1
+            sum += seconds
+        }
+
+        mutating func merge(_ other: Histogram) {
+            for i in buckets.indices { buckets[i] += other.buckets[i] }
+            count += other.count
+            sum += other.sum
+        }
+    }
+
+    struct RequestKey: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    struct Shard {
+        var requests: [RequestKey: UInt64] = [:]
+        var bytes: [String: UInt64] = [:]
+        var durations: [String: Histogram] = [:]
+    }
+
+    final class ShardBox: Sendable {
+        let state = Mutex(Shard())
+    }
+
+    private let shards: [ShardBox]
+    private let apple = Mutex<(outcomes: [String: UInt64], latency: Histogram)>(([:], Histogram()))
+    private let openConnections: @Sendable () -> Int
+
+    init(shardCount: Int, openConnections: @escaping @Sendable () -> Int) {
+        shards = (0..<max(1, shardCount)).map { _ in ShardBox() }
+        self.openConnections = openConnections
+    }
+
+    func recordRequest(route: String, status: Int, bytes: Int64, seconds: Double, shard: Int) {
+        shards[shard % shards.count].state.withLock { s in
+            s.requests[RequestKey(route: route, status: status), default: 0] += 1
+            s.bytes[route, default: 0] += UInt64(max(0, bytes))
+            s.durations[route, default: Histogram()].observe(seconds)
+        }
+    }
+
+    /// One call to Apple, by outcome (`ok`, `timeout`, `http_error`, `unreachable`, `status_21007`, ...).
+    func recordAppleCall(outcome: String, seconds: Double) {
+        apple.withLock { a in
+            a.outcomes[outcome, default: 0] += 1
+            a.latency.observe(seconds)
+        }
+    }
+
+    /// The text exposition format (version 0.0.4).
+    func render() -> String {
+        var merged = Shard()
+        for shard in shards {
+            shard.state.withLock { s in
+                for (k, v) in s.requests { merged.requests[k, default: 0] += v }
+                for (k, v) in s.bytes { merged.bytes[k, default: 0] += v }
+                for (k, v) in s.durations { merged.durations[k, default: Histogram()].merge(v) }
+            }
+        }
+        var out = "# HELP depot_http_requests_total HTTP requests answered, by route and status.\n# TYPE depot_http_requests_total counter\n"
+        for key in merged.requests.keys.sorted(by: { ($0.route, $0.status) < ($1.route, $1.status) }) {
+            out += "depot_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\"} \(merged.requests[key]!)\n"
+        }
+        out += "# HELP depot_http_response_bytes_total Response body bytes sent, by route.\n# TYPE depot_http_response_bytes_total counter\n"
+        for route in merged.bytes.keys.sorted() {
+            out += "depot_http_response_bytes_total{route=\"\(route)\"} \(merged.bytes[route]!)\n"
+        }
+        out += "# HELP depot_http_request_duration_seconds Time from request head to the last response byte, by route.\n# TYPE depot_http_request_duration_seconds histogram\n"
+        for route in merged.durations.keys.sorted() {
+            out += Self.render(histogram: merged.durations[route]!, name: "depot_http_request_duration_seconds", labels: "route=\"\(route)\"")
+        }
+        let appleState = apple.withLock { $0 }
+        out += "# HELP depot_apple_requests_total Calls to Apple's verifyReceipt, by outcome.\n# TYPE depot_apple_requests_total counter\n"
+        for outcome in appleState.outcomes.keys.sorted() {
+            out += "depot_apple_requests_total{outcome=\"\(outcome)\"} \(appleState.outcomes[outcome]!)\n"
+        }
+        out += "# HELP depot_apple_request_duration_seconds Latency of calls to Apple.\n# TYPE depot_apple_request_duration_seconds histogram\n"
+        out += Self.render(histogram: appleState.latency, name: "depot_apple_request_duration_seconds", labels: nil)
+        out += "# HELP depot_open_connections Client connections open now.\n# TYPE depot_open_connections gauge\n"
+        out += "depot_open_connections \(openConnections())\n"
+        return out
+    }
+
+    private static func render(histogram: Histogram, name: String, labels: String?) -> String {
+        var out = ""
+        let prefix = labels.map { "\($0)," } ?? ""
+        for (i, bound) in bucketBounds.enumerated() {
+            out += "\(name)_bucket{\(prefix)le=\"\(bound)\"} \(histogram.buckets[i])\n"
+        }
+        out += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(histogram.count)\n"
+        let suffix = labels.map { "{\($0)}" } ?? ""
+        out += "\(name)_sum\(suffix) \(histogram.sum)\n"
+        out += "\(name)_count\(suffix) \(histogram.count)\n"
+        return out
+    }
+}
+
+/// Feeds every finished exchange to the metrics and, when on, the access log.
+struct ExchangeRecorder: ServerObserver {
+    let metrics: Metrics
+    let accessLog: Logger?
+
+    func exchangeCompleted(_ record: ExchangeRecord) {
+        let seconds = Double(record.durationNanoseconds) / 1e9
+        metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent, seconds: seconds,
+                              shard: record.loopIndex)
+        guard let accessLog else { return }
+        // Path only: the query may carry a token.
+        let path = record.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        let milliseconds = (seconds * 1000 * 1000).rounded() / 1000
+        accessLog.raw("\(record.remoteAddress) \(record.method) \(Self.sanitize(path)) \(record.status) \(record.bytesSent) \(milliseconds)ms")
+    }
+
+    /// Control characters never reach the log.
+    static func sanitize(_ text: String) -> String {
+        String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+    }
+}

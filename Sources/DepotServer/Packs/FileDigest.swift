@@ -1,0 +1,55 @@
+import DepotCore
+import DepotCrypto
+import Glibc
+
+/// Size, SHA-256 and per-chunk SHA-256 of a file, computed in one streaming pass with constant memory.
+struct FileDigest: Sendable, Equatable {
+    /// Why a file could not be read.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    var size: Int64
+    var sha256: String
+    var chunks: [PackManifest.Chunk]
+
+    /// Reads the file in blocks of at most 1 MiB; a chunk larger than the block is hashed across blocks.
+    static func compute(path: String, chunkSize: Int64) -> Result<FileDigest, Failure> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(Failure(description: "cannot be read: \(systemMessage(errno))")) }
+        defer { close(fd) }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
+        let blockSize = Int(min(chunkSize, 1 << 20))
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
+        defer { buffer.deallocate() }
+        let whole = SHA256()
+        let chunk = SHA256()
+        var chunks: [PackManifest.Chunk] = []
+        var size: Int64 = 0
+        var chunkStart: Int64 = 0
+        var chunkFill: Int64 = 0
+        while true {
+            let want = Int(min(Int64(blockSize), chunkSize - chunkFill))
+            let n = read(fd, buffer.baseAddress, want)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failure(Failure(description: "read failed: \(systemMessage(errno))"))
+            }
+            if n == 0 { break }
+            let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            whole.update(piece)
+            chunk.update(piece)
+            size += Int64(n)
+            chunkFill += Int64(n)
+            if chunkFill == chunkSize {
+                chunks.append(PackManifest.Chunk(offset: chunkStart, length: chunkFill, sha256: Hex.encode(chunk.finalize())))
+                chunkStart += chunkFill
+                chunkFill = 0
+            }
+        }
+        if chunkFill > 0 {
+            chunks.append(PackManifest.Chunk(offset: chunkStart, length: chunkFill, sha256: Hex.encode(chunk.finalize())))
+        }
+        return .success(FileDigest(size: size, sha256: Hex.encode(whole.finalize()), chunks: chunks))
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Glibc
+
+/// File operations that survive a crash: write to a temporary file, fsync, rename, fsync the directory.
+enum DurableFiles {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+        init(_ what: String, _ path: String, errno code: Int32 = errno) {
+            description = "\(what) \(path): \(systemMessage(code))"
+        }
+    }
+
+    /// Replaces `path` atomically with `bytes`.
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(Failure) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = directory + "/." + (path as NSString).lastPathComponent + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure("cannot create", temporary) }
+        var ok = false
+        defer {
+            if !ok { unlink(temporary) }
+        }
+        do {
+            try writeAll(fd, bytes, path: temporary)
+        } catch {
+            close(fd)
+            throw error
+        }
+        guard fsync(fd) == 0 else { let e = errno; close(fd); throw Failure("cannot fsync", temporary, errno: e) }
+        close(fd)
+        guard rename(temporary, path) == 0 else { throw Failure("cannot rename into", path) }
+        ok = true
+        try syncDirectory(directory)
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws(Failure) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure("cannot write", path)
+            }
+            offset += n
+        }
+    }
+
+    /// fsync a directory so a rename or a new entry in it is durable.
+    static func syncDirectory(_ path: String) throws(Failure) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure("cannot open", path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure("cannot fsync", path) }
+    }
+
+    /// Creates a directory (and missing parents), fsyncing each parent that gained an entry.
+    static func makeDirectory(_ path: String) throws(Failure) {
+        if FileStatus.isDirectory(path) { return }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty, parent != path { try makeDirectory(parent) }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw Failure("cannot create", path) }
+        if !parent.isEmpty { try syncDirectory(parent) }
+    }
+
+    /// Removes a tree (staging leftovers, pruned versions). Best effort.
+    static func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// Free and total bytes of the volume holding a path.
+public protocol VolumeSpace: Sendable {
+    func freeBytes(at path: String) -> Int64
+    func totalBytes(at path: String) -> Int64
+}
+
+/// `statvfs(2)`.
+public struct SystemVolumeSpace: VolumeSpace {
+    public init() {}
+
+    public func freeBytes(at path: String) -> Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    public func totalBytes(at path: String) -> Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return Int64(info.f_blocks) * Int64(info.f_frsize)
+    }
+}
+
+/// A volume that reports a fixed amount free (tests; `DEPOT_TEST_FREE_BYTES`).
+public struct FixedVolumeSpace: VolumeSpace {
+    public let free: Int64
+    public let total: Int64
+
+    public init(free: Int64, total: Int64 = 1 << 40) {
+        self.free = free
+        self.total = total
+    }
+
+    public func freeBytes(at path: String) -> Int64 { free }
+    public func totalBytes(at path: String) -> Int64 { total }
+}

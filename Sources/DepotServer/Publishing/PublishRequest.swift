@@ -1,0 +1,62 @@
+import DepotCore
+
+/// What to publish: the product fields of spec §2.1 and where the files are.
+public struct PublishRequest: Sendable {
+    public var pack: String
+    public var productID: String
+    public var type: ProductType
+    public var title: String
+    /// nil keeps an existing product's description ("" for a new product).
+    public var description: String?
+    /// nil picks the next version number.
+    public var version: Int?
+    public var chunkSize: Int64
+    /// Files and directories to copy (a directory contributes its contents).
+    public var sources: [String]
+
+    public init(pack: String, productID: String, type: ProductType, title: String, description: String? = nil,
+                version: Int? = nil, chunkSize: Int64 = PackManifest.defaultChunkSize, sources: [String] = []) {
+        self.pack = pack
+        self.productID = productID
+        self.type = type
+        self.title = title
+        self.description = description
+        self.version = version
+        self.chunkSize = chunkSize
+        self.sources = sources
+    }
+}
+
+/// A finished publish.
+public struct PublishOutcome: Sendable, Equatable {
+    public var pack: String
+    public var version: Int
+    public var productID: String
+    public var files: Int
+    public var downloadBytes: Int64
+}
+
+/// Why a publish (or retire, prune) did not happen. Nothing was changed in the live tree.
+public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// Bad arguments: identifiers, missing files, reserved names.
+    case invalid(String)
+    /// The version exists already (versions are immutable).
+    case versionExists(pack: String, version: Int)
+    /// Not enough free space on the content volume.
+    case insufficientSpace(requiredBytes: Int64, freeBytes: Int64)
+    /// The catalog on disk is broken; fix it first.
+    case catalogInvalid(String)
+    /// A file operation failed.
+    case io(String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let why): why
+        case .versionExists(let pack, let version): "pack \(pack) already has version \(version); versions are immutable"
+        case .insufficientSpace(let required, let free):
+            "not enough space on the content volume: \(required) bytes required (files plus reserve), \(free) bytes free; nothing was written"
+        case .catalogInvalid(let why): "the catalog is not valid, fix it first: \(why)"
+        case .io(let why): why
+        }
+    }
+}

@@ -1,0 +1,286 @@
+import DepotCore
+import DepotCrypto
+import Foundation
+import Glibc
+
+/// Publishes pack versions and edits the catalog, crash-safely (spec §5, issue 5).
+///
+/// Order of a publish: check the catalog and free space → copy and hash into `content/.staging/` →
+/// write the manifest → fsync files and directories → rename the version directory into place →
+/// write `current` (temp + fsync + rename) → rewrite `catalog/products.json` and `catalog/lists.json`
+/// the same way. A crash before the rename leaves only staging leftovers (cleaned by the next publish);
+/// a crash after it leaves a complete version. One publisher at a time (an exclusive `flock`).
+public struct Publisher: Sendable {
+    public let paths: DepotPaths
+    let space: any VolumeSpace
+    let crash: CrashPoints
+    let now: @Sendable () -> Int64
+
+    public init(paths: DepotPaths, space: any VolumeSpace = SystemVolumeSpace(),
+                now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+        self.paths = paths
+        self.space = space
+        self.crash = CrashPoints()
+        self.now = now
+    }
+
+    var stagingDirectory: String { paths.contentDirectory + "/" + ContentIndex.stagingDirectoryName }
+
+    /// Space the content volume keeps free: 5 % of the volume, at most 64 MiB.
+    public func reserveBytes() -> Int64 {
+        min(64 << 20, space.totalBytes(at: paths.contentDirectory) / 20)
+    }
+
+    /// Refuses (writing nothing) when `bytes` more would leave less than the reserve free.
+    public func checkSpace(for bytes: Int64) throws(PublishError) {
+        let free = space.freeBytes(at: paths.contentDirectory)
+        let required = bytes + reserveBytes()
+        if free < required { throw .insufficientSpace(requiredBytes: required, freeBytes: free) }
+    }
+
+    // MARK: - Publish
+
+    /// Copies the request's files into a new version and makes it live.
+    public func publish(_ request: PublishRequest) throws(PublishError) -> PublishOutcome {
+        try validate(request)
+        let sources = try SourceFiles.collect(request.sources)
+        let total = sources.reduce(Int64(0)) { $0 + $1.size }
+        let chunkCount = sources.reduce(Int64(0)) { $0 + ($1.size + request.chunkSize - 1) / request.chunkSize }
+        try checkSpace(for: total + 4096 + 200 * Int64(sources.count) + 100 * chunkCount)
+        return try withLock { () throws(PublishError) -> PublishOutcome in
+            try publishLocked(request) { version, stage throws(PublishError) in
+                var entries: [PackManifest.File] = []
+                for source in sources {
+                    let destination = stage + "/" + source.relative
+                    try makeParents(of: destination, under: stage)
+                    let digest = try StreamingCopy.copy(from: source.absolute, to: destination, chunkSize: request.chunkSize)
+                    crash.reached("copied \(source.relative)")
+                    entries.append(fileEntry(pack: request.pack, version: version, path: source.relative, digest: digest))
+                }
+                return entries
+            }
+        }
+    }
+
+    /// Publishes files already uploaded into `directory` on the content volume (the admin API): they are
+    /// hashed in place and the directory itself becomes the version.
+    public func publishStaged(_ request: PublishRequest, uploadedDirectory directory: String) throws(PublishError) -> PublishOutcome {
+        try validate(request)
+        return try withLock { () throws(PublishError) -> PublishOutcome in
+            try publishLocked(request, adopt: directory) { version, stage throws(PublishError) in
+                var entries: [PackManifest.File] = []
+                for relative in FileTree.relativeFiles(under: stage) {
+                    guard PathEncoding.isSafeRelativePath(relative), relative != "manifest.json",
+                          FileStatus.isContainedRegularFile(base: stage, relative: relative) else {
+                        throw .invalid("\(relative): not a publishable file")
+                    }
+                    switch FileDigest.compute(path: stage + "/" + relative, chunkSize: request.chunkSize) {
+                    case .failure(let failure): throw .io("\(relative): \(failure)")
+                    case .success(let digest):
+                        entries.append(fileEntry(pack: request.pack, version: version, path: relative, digest: digest))
+                    }
+                    do { try FileSync.sync(path: stage + "/" + relative) } catch { throw .io("\(error)") }
+                }
+                guard !entries.isEmpty else { throw .invalid("nothing was uploaded for this version") }
+                return entries
+            }
+        }
+    }
+
+    private func validate(_ request: PublishRequest) throws(PublishError) {
+        guard Identifiers.isValidPackID(request.pack) else { throw .invalid("--pack: \"\(request.pack)\" is not a pack ID (A-Z a-z 0-9 . _ -)") }
+        guard Identifiers.isValidProductID(request.productID) else {
+            throw .invalid("--product: \"\(request.productID)\" is not a product ID (1 to 255 characters of A-Z a-z 0-9 . _ -)")
+        }
+        guard !request.title.isEmpty else { throw .invalid("--title: must not be empty") }
+        guard request.chunkSize >= 1024, request.chunkSize <= 1 << 30 else { throw .invalid("--chunk-size: must be between 1024 and 1073741824 bytes") }
+        if let version = request.version, version < 1 { throw .invalid("--version: must be a positive integer") }
+    }
+
+    private func fileEntry(pack: String, version: Int, path: String, digest: FileDigest) -> PackManifest.File {
+        PackManifest.File(path: path, size: digest.size, sha256: digest.sha256,
+                          etag: PackManifest.entityTag(forSHA256: digest.sha256),
+                          url: PackManifest.url(pack: pack, version: version, path: path), chunks: digest.chunks)
+    }
+
+    /// The common part: version choice, staging, manifest, rename, `current`, catalog.
+    private func publishLocked(_ request: PublishRequest, adopt: String? = nil,
+                               fill: (Int, String) throws(PublishError) -> [PackManifest.File]) throws(PublishError) -> PublishOutcome {
+        // The catalog must be readable before anything is written.
+        let oldCatalog = try loadCatalog()
+        let oldContent = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
+        let packDirectory = paths.contentDirectory + "/" + request.pack
+        let version = try chooseVersion(request, packDirectory: packDirectory, content: oldContent)
+
+        let stage: String
+        if let adopt {
+            stage = adopt
+        } else {
+            removeStaleStaging()
+            stage = stagingDirectory + "/publish-\(request.pack)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
+            do { try DurableFiles.makeDirectory(stage) } catch { throw .io(error.description) }
+        }
+        var published = false
+        defer { if !published && adopt == nil { DurableFiles.removeTree(stage) } }
+
+        let files = try fill(version, stage)
+        let manifest = PackManifest(pack: request.pack, version: version, productId: request.productID,
+                                    chunkSize: request.chunkSize, published: Timestamp.rfc3339(now()), files: files)
+        do {
+            try DurableFiles.writeAtomically(manifest.encoded(), to: stage + "/manifest.json")
+            crash.reached("manifest")
+            try FileSync.syncDirectories(under: stage)
+            crash.reached("staging synced")
+            try DurableFiles.makeDirectory(packDirectory)
+            guard rename(stage, packDirectory + "/\(version)") == 0 else {
+                let code = errno
+                if code == EEXIST || code == ENOTEMPTY { throw PublishError.versionExists(pack: request.pack, version: version) }
+                throw PublishError.io("cannot move the version into place: \(systemMessage(code))")
+            }
+            published = true
+            try DurableFiles.syncDirectory(packDirectory)
+            try DurableFiles.syncDirectory((stage as NSString).deletingLastPathComponent)
+            crash.reached("version in place")
+            try DurableFiles.writeAtomically(Array("\(version)\n".utf8), to: packDirectory + "/current")
+            crash.reached("current")
+        } catch let error as PublishError {
+            throw error
+        } catch let error as DurableFiles.Failure {
+            throw .io(error.description)
+        } catch {
+            throw .io("\(error)")
+        }
+
+        var catalog = oldCatalog
+        if let index = catalog.products.firstIndex(where: { $0.id == request.productID }) {
+            catalog.products[index].type = request.type
+            catalog.products[index].title = request.title
+            if let description = request.description { catalog.products[index].description = description }
+            catalog.products[index].pack = request.pack
+            catalog.products[index].status = .live
+        } else {
+            catalog.products.append(Product(id: request.productID, type: request.type, title: request.title,
+                                            description: request.description ?? "", pack: request.pack, status: .live))
+        }
+        try writeCatalog(catalog, previous: oldCatalog, previousContent: oldContent)
+        return PublishOutcome(pack: request.pack, version: version, productID: request.productID, files: files.count,
+                              downloadBytes: manifest.downloadBytes)
+    }
+
+    private func chooseVersion(_ request: PublishRequest, packDirectory: String, content: ContentIndex) throws(PublishError) -> Int {
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: packDirectory)) ?? []).compactMap { Identifiers.parseVersion($0) }
+        if let version = request.version {
+            if existing.contains(version) { throw .versionExists(pack: request.pack, version: version) }
+            return version
+        }
+        return max(existing.max() ?? 0, content.packs[request.pack]?.current ?? 0) + 1
+    }
+
+    /// Removes what crashed publishes left in staging (only called with the lock held).
+    private func removeStaleStaging() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory)) ?? []
+        for name in names where name.hasPrefix("publish-") || name.hasPrefix("prune-") {
+            DurableFiles.removeTree(stagingDirectory + "/" + name)
+        }
+    }
+
+    // MARK: - Retire and prune
+
+    /// Takes a product off sale; owners keep access to its pack.
+    public func retire(productID: String) throws(PublishError) {
+        try withLock { () throws(PublishError) in
+            let catalog = try loadCatalog()
+            guard let index = catalog.products.firstIndex(where: { $0.id == productID }) else {
+                throw .invalid("--product: no product \"\(productID)\" in the catalog")
+            }
+            var updated = catalog
+            updated.products[index].status = .retired
+            let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
+            try writeCatalog(updated, previous: catalog, previousContent: content)
+        }
+    }
+
+    /// Deletes versions older than the newest `keep` that are not live. Returns `pack/version` of each removed.
+    public func prune(keep: Int) throws(PublishError) -> [String] {
+        guard keep >= 1 else { throw .invalid("--keep: must be at least 1") }
+        return try withLock { () throws(PublishError) -> [String] in
+            removeStaleStaging()
+            var removed: [String] = []
+            let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
+            for pack in content.packs.values.sorted(by: { $0.id < $1.id }) {
+                let directory = paths.contentDirectory + "/" + pack.id
+                let versions = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                    .compactMap { Identifiers.parseVersion($0) }.sorted(by: >)
+                for version in versions.dropFirst(keep) where version != pack.current {
+                    // Move out of the live tree in one rename, then delete at leisure.
+                    let trash = stagingDirectory + "/prune-\(pack.id)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
+                    do { try DurableFiles.makeDirectory(stagingDirectory) } catch { throw .io("\(error)") }
+                    guard rename(directory + "/\(version)", trash) == 0 else {
+                        throw .io("cannot remove \(directory)/\(version): \(systemMessage(errno))")
+                    }
+                    try? DurableFiles.syncDirectory(directory)
+                    DurableFiles.removeTree(trash)
+                    removed.append("\(pack.id)/\(version)")
+                }
+            }
+            return removed
+        }
+    }
+
+    // MARK: - Catalog files
+
+    func loadCatalog() throws(PublishError) -> Catalog {
+        guard let data = FileManager.default.contents(atPath: paths.productsFile) else {
+            if !FileManager.default.fileExists(atPath: paths.productsFile) { return Catalog(products: []) }
+            throw .catalogInvalid("\(paths.productsFile) cannot be read")
+        }
+        switch CatalogDecoder.decode([UInt8](data), file: paths.productsFile) {
+        case .success(let catalog): return catalog
+        case .failure(let problems): throw .catalogInvalid(problems.description)
+        }
+    }
+
+    /// Rewrites `products.json` and the validator record (`lists.json`): a list whose content did not change
+    /// keeps its `Last-Modified`; a changed one takes the publish time.
+    private func writeCatalog(_ catalog: Catalog, previous: Catalog, previousContent: ContentIndex) throws(PublishError) {
+        let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
+        let before = SnapshotLoader.listContentHashes(catalog: previous, content: previousContent)
+        let after = SnapshotLoader.listContentHashes(catalog: catalog, content: content)
+        var record = ListValidatorRecord.load(from: URL(fileURLWithPath: paths.listRecordFile))
+        let fileTime = FileStatus.modificationTime(paths.productsFile) ?? now()
+        let time = now()
+        for (name, old, new) in [("products_v1.json", before.v1, after.v1), ("products_v2.json", before.v2, after.v2)] {
+            let oldTime = record.lastModified(of: name, contentHash: old, fallback: fileTime)
+            record.entries[name] = ListValidatorRecord.Entry(sha256: new, lastModified: old == new ? oldTime : time)
+        }
+        do {
+            try DurableFiles.writeAtomically(CatalogDecoder.encode(catalog), to: paths.productsFile)
+            crash.reached("products.json")
+            try DurableFiles.writeAtomically(record.encoded(), to: paths.listRecordFile)
+            crash.reached("lists.json")
+        } catch {
+            throw .io(error.description)
+        }
+    }
+
+    // MARK: - Locking and helpers
+
+    /// Runs `body` holding the exclusive publish lock (`content/.staging/.lock`).
+    func withLock<T>(_ body: () throws(PublishError) -> T) throws(PublishError) -> T {
+        do { try DurableFiles.makeDirectory(stagingDirectory) } catch { throw .io(error.description) }
+        let fd = open(stagingDirectory + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io("cannot open the publish lock: \(systemMessage(errno))") }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw .io("cannot take the publish lock: \(systemMessage(errno))") }
+        }
+        defer { flock(fd, LOCK_UN) }
+        return try body()
+    }
+
+    private func makeParents(of path: String, under root: String) throws(PublishError) {
+        let parent = (path as NSString).deletingLastPathComponent
+        guard parent != root else { return }
+        do { try DurableFiles.makeDirectory(parent) } catch { throw .io(error.description) }
+    }
+}

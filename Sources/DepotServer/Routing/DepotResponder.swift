@@ -1,0 +1,105 @@
+import DepotCore
+import HTTP
+import Server
+
+/// The application's routes (spec §4), dispatched on the event loops.
+final class DepotResponder: Responder {
+    let store: CatalogStore
+    let packs: PackRoutes
+    let operations: OperationRoutes
+    let purchases: (any PurchaseRoutes)?
+    let admin: (any AdminRoutes)?
+
+    init(store: CatalogStore, packs: PackRoutes, operations: OperationRoutes, purchases: (any PurchaseRoutes)?,
+         admin: (any AdminRoutes)?) {
+        self.store = store
+        self.packs = packs
+        self.operations = operations
+        self.purchases = purchases
+        self.admin = admin
+    }
+
+    private static let getOrHead = "GET, HEAD"
+
+    func handle(_ head: RequestHead, context: RequestContext) -> Handling {
+        let path = head.path
+        // The product lists: the hottest routes, matched before any decoding.
+        if path == "/products_v1.json" { return .reply(.response(list(head, \.v1))) }
+        if path == "/products_v2.json" { return .reply(.response(list(head, \.v2))) }
+
+        let target = RequestTarget(head.target)
+        let segments: [String]
+        do {
+            segments = try target.pathSegments()
+        } catch {
+            return reply(APIError(400, "bad_request", "Malformed request path."), route: "other")
+        }
+        switch segments.first {
+        case "products_v1.json" where segments.count == 1: return .reply(.response(list(head, \.v1)))
+        case "products_v2.json" where segments.count == 1: return .reply(.response(list(head, \.v2)))
+        case "healthz" where segments.count == 1:
+            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "healthz") }
+            return .reply(operations.health())
+        case "metrics" where segments.count == 1:
+            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "metrics") }
+            return .reply(.response(operations.metricsResponse()))
+        case "v1":
+            return handleV1(head, segments: segments, target: target, context: context)
+        case "admin":
+            guard let admin else { return reply(.notFound(), route: "admin") }
+            return admin.handle(head, segments: segments, target: target)
+        default:
+            return reply(.notFound(), route: "other")
+        }
+    }
+
+    private func handleV1(_ head: RequestHead, segments: [String], target: RequestTarget, context: RequestContext) -> Handling {
+        guard segments.count >= 2 else { return reply(.notFound(), route: "other") }
+        switch segments[1] {
+        case "packs" where segments.count >= 3:
+            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "packs") }
+            return .reply(.response(packs.respond(to: head, segments: segments[2...], target: target)))
+        case "receipts" where segments.count == 2:
+            guard head.method == .post else { return reply(.methodNotAllowed("POST"), route: "receipts") }
+            guard let purchases else { return reply(APIError(503, "unavailable", "Purchases are not configured."), route: "receipts") }
+            return purchases.receipts(head)
+        case "notifications" where segments.count == 3 && segments[2] == "appstore":
+            guard head.method == .post else { return reply(.methodNotAllowed("POST"), route: "notifications") }
+            guard let purchases else { return reply(APIError(503, "unavailable", "Purchases are not configured."), route: "notifications") }
+            return purchases.notifications(head)
+        default:
+            return reply(.notFound(), route: "other")
+        }
+    }
+
+    private func list(_ head: RequestHead, _ which: KeyPath<DepotSnapshot, ProductList>) -> Response {
+        guard isGetOrHead(head) else {
+            return APIError.methodNotAllowed(Self.getOrHead).response(route: "products")
+        }
+        guard let snapshot = store.current else {
+            return APIError(503, "catalog_unavailable", "The catalog has not loaded; see the server log.").response(route: "products")
+        }
+        return snapshot[keyPath: which].respond(to: head)
+    }
+
+    private func isGetOrHead(_ head: RequestHead) -> Bool { head.method == .get || head.method == .head }
+
+    private func reply(_ error: APIError, route: String) -> Handling {
+        .reply(.response(error.response(route: route)))
+    }
+
+    func errorResponse(status: Int, code: String, message: String) -> Response {
+        APIError(status, code, message).response(route: "error")
+    }
+}
+
+/// `POST /v1/receipts` and `POST /v1/notifications/appstore`.
+protocol PurchaseRoutes: Sendable {
+    func receipts(_ head: RequestHead) -> Handling
+    func notifications(_ head: RequestHead) -> Handling
+}
+
+/// `/admin/v1/...`, present only when an admin token is configured.
+protocol AdminRoutes: Sendable {
+    func handle(_ head: RequestHead, segments: [String], target: RequestTarget) -> Handling
+}
