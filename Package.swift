@@ -45,7 +45,7 @@ let package = Package(
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
         .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto"],
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
         .testTarget(name: "DepotServerTests", dependencies: [

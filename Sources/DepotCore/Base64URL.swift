@@ -57,29 +57,39 @@ public enum Base64URL {
     private static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let remainder = input.count % 4
         guard remainder != 1 else { return nil }
-        var output = [UInt8]()
-        output.reserveCapacity(input.count / 4 * 3 + 2)
-        var index = 0
-        while index + 4 <= input.count {
-            let a = decodingTable[Int(input[index])], b = decodingTable[Int(input[index + 1])]
-            let c = decodingTable[Int(input[index + 2])], d = decodingTable[Int(input[index + 3])]
-            guard (a | b | c | d) & 0xC0 == 0 else { return nil }
-            let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            output.append(UInt8(chunk >> 16 & 0xFF))
-            output.append(UInt8(chunk >> 8 & 0xFF))
-            output.append(UInt8(chunk & 0xFF))
-            index += 4
+        let whole = input.count / 4
+        let capacity = whole * 3 + (remainder == 0 ? 0 : remainder - 1)
+        if capacity == 0 { return [] }
+        var valid = true
+        let output = decodingTable.withUnsafeBufferPointer { table in
+            [UInt8](unsafeUninitializedCapacity: capacity) { out, initialized in
+                var inIndex = 0, outIndex = 0
+                for _ in 0..<whole {
+                    let a = table[Int(input[inIndex])], b = table[Int(input[inIndex + 1])]
+                    let c = table[Int(input[inIndex + 2])], d = table[Int(input[inIndex + 3])]
+                    if (a | b | c | d) & 0xC0 != 0 { valid = false; break }
+                    let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                    out[outIndex] = UInt8(truncatingIfNeeded: chunk >> 16)
+                    out[outIndex + 1] = UInt8(truncatingIfNeeded: chunk >> 8)
+                    out[outIndex + 2] = UInt8(truncatingIfNeeded: chunk)
+                    inIndex += 4
+                    outIndex += 3
+                }
+                if valid && remainder >= 2 {
+                    let a = table[Int(input[inIndex])], b = table[Int(input[inIndex + 1])]
+                    let c = remainder == 3 ? table[Int(input[inIndex + 2])] : 0
+                    let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
+                    // RFC 4648 §3.5: the bits after the last whole byte must be zero.
+                    if (a | b | c) & 0xC0 != 0 || chunk & (remainder == 2 ? 0xFFFF : 0xFF) != 0 {
+                        valid = false
+                    } else {
+                        out[outIndex] = UInt8(truncatingIfNeeded: chunk >> 16)
+                        if remainder == 3 { out[outIndex + 1] = UInt8(truncatingIfNeeded: chunk >> 8) }
+                    }
+                }
+                initialized = valid ? capacity : 0
+            }
         }
-        if remainder >= 2 {
-            let a = decodingTable[Int(input[index])], b = decodingTable[Int(input[index + 1])]
-            let c = remainder == 3 ? decodingTable[Int(input[index + 2])] : 0
-            guard (a | b | c) & 0xC0 == 0 else { return nil }
-            let chunk = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6
-            // RFC 4648 §3.5: the bits after the last whole byte must be zero.
-            guard chunk & (remainder == 2 ? 0xFFFF : 0xFF) == 0 else { return nil }
-            output.append(UInt8(chunk >> 16 & 0xFF))
-            if remainder == 3 { output.append(UInt8(chunk >> 8 & 0xFF)) }
-        }
-        return output
+        return valid ? output : nil
     }
 }
