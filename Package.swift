@@ -42,14 +42,19 @@ let package = Package(
             "DepotServer", "DepotClient", "AppStoreSimulator",
         ]),
 
+        // Shared by the test targets: raw sockets, temporary trees, child processes.
+        .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
+
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "DepotTestSupport"]),
         .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
         .testTarget(name: "DepotServerTests", dependencies: [
-            "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot",
+            "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "DepotTestSupport",
+            "DepotCore", "DepotCrypto", "Ledger",
         ]),
     ],
     swiftLanguageModes: [.v6]

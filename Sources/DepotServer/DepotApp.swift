@@ -52,11 +52,11 @@ public final class DepotApp: Sendable {
             throw ConfigurationError(option: "data", "cannot open the ledger: \(error)")
         }
 
-        let store = CatalogStore(paths: paths, cacheControl: configuration.listCacheControl, logger: logger)
+        let loops = configuration.loops > 0 ? configuration.loops : System.coreCount
+        let store = CatalogStore(paths: paths, cacheControl: configuration.listCacheControl, logger: logger, replicaCount: loops)
         if let problems = store.reload() {
             logger.error("starting without a usable catalog (\(problems.problems.count) problem(s)); fix the files and they are picked up")
         }
-        let loops = configuration.loops > 0 ? configuration.loops : System.coreCount
         let counter = ConnectionCounter()
         let metrics = Metrics(shardCount: loops, openConnections: { counter.value })
         let tokens = DownloadTokenAuthority(key: key)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The parsed head of a request: request line and header fields, with the framing facts derived from them.
 public struct RequestHead: Sendable {
     public var method: HTTPMethod
@@ -26,8 +32,18 @@ public struct RequestHead: Sendable {
 
     /// The path part of the target (before `?`), undecoded.
     public var path: Substring {
-        if let q = target.firstIndex(of: "?") { return target[..<q] }
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) { return target[..<q] }
         return target[...]
+    }
+
+    /// Whether the path (before any `?`) is exactly `literal`, compared as bytes.
+    public func pathIs(_ literal: StaticString) -> Bool {
+        var target = target
+        return target.withUTF8 { bytes in
+            let n = literal.utf8CodeUnitCount
+            guard bytes.count >= n, bytes.count == n || bytes[n] == UInt8(ascii: "?") else { return false }
+            return memcmp(bytes.baseAddress!, literal.utf8Start, n) == 0
+        }
     }
 }
 

@@ -15,8 +15,13 @@ public final class CatalogStore: Sendable {
     private let state = Mutex<(snapshot: DepotSnapshot?, failure: CatalogProblems?, fingerprint: String)>((nil, nil, ""))
     private let running = Atomic<Bool>(false)
     private let pollInterval: Duration
+    /// Copies of the lists to keep, one per event loop.
+    let replicaCount: Int
+    /// Bumped after every swap; loops compare it to the generation of the snapshot they hold.
+    let generation = Atomic<Int>(0)
 
-    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(400)) {
+    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(Int64(ProcessInfo.processInfo.environment["DEPOT_POLL_MS"] ?? "") ?? 400), replicaCount: Int = 1) {
+        self.replicaCount = replicaCount
         self.paths = paths
         self.cacheControl = cacheControl
         self.logger = logger
@@ -33,13 +38,14 @@ public final class CatalogStore: Sendable {
     @discardableResult
     func reload() -> CatalogProblems? {
         let fingerprint = currentFingerprint()
-        switch SnapshotLoader.load(paths: paths, cacheControl: cacheControl, manifestCache: manifestCache) {
+        switch SnapshotLoader.load(paths: paths, cacheControl: cacheControl, manifestCache: manifestCache, replicaCount: replicaCount) {
         case .success(let snapshot):
             let previous = state.withLock { s -> DepotSnapshot? in
                 let old = s.snapshot
                 s = (snapshot, nil, fingerprint)
                 return old
             }
+            generation.add(1, ordering: .releasing)
             for warning in snapshot.warnings where !(previous?.warnings.contains(warning) ?? false) {
                 logger.warning("content: \(warning)")
             }

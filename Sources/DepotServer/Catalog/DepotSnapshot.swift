@@ -5,18 +5,32 @@ import Foundation
 /// Everything a request may read about the catalog and content, as one immutable value.
 /// A reload builds a new snapshot and swaps it in; a request sees one snapshot from start to end.
 final class DepotSnapshot: Sendable {
+    /// Both lists, one copy per event loop (see `ProductList.replica()`).
+    final class Lists: Sendable {
+        let v1: ProductList
+        let v2: ProductList
+
+        init(v1: ProductList, v2: ProductList) {
+            self.v1 = v1
+            self.v2 = v2
+        }
+    }
+
     let catalog: Catalog
     let content: ContentIndex
     let v1: ProductList
     let v2: ProductList
+    /// `replicas[loopIndex]`: the lists for that loop.
+    let replicas: [Lists]
     /// Problems that did not prevent serving (a broken pack no product uses).
     let warnings: [CatalogProblem]
 
-    init(catalog: Catalog, content: ContentIndex, v1: ProductList, v2: ProductList, warnings: [CatalogProblem]) {
+    init(catalog: Catalog, content: ContentIndex, v1: ProductList, v2: ProductList, warnings: [CatalogProblem], replicaCount: Int) {
         self.catalog = catalog
         self.content = content
         self.v1 = v1
         self.v2 = v2
+        replicas = (0..<max(1, replicaCount)).map { i in i == 0 ? Lists(v1: v1, v2: v2) : Lists(v1: v1.replica(), v2: v2.replica()) }
         self.warnings = warnings
     }
 
@@ -42,7 +56,8 @@ public struct DepotPaths: Sendable {
 /// Builds snapshots from the files.
 enum SnapshotLoader {
     /// Loads catalog and content. Fails with every problem that makes the catalog unusable.
-    static func load(paths: DepotPaths, cacheControl: String, manifestCache: ManifestCache) -> Result<DepotSnapshot, CatalogProblems> {
+    static func load(paths: DepotPaths, cacheControl: String, manifestCache: ManifestCache,
+                     replicaCount: Int = 1) -> Result<DepotSnapshot, CatalogProblems> {
         let productsFile = paths.productsFile
         guard let data = FileManager.default.contents(atPath: productsFile) else {
             return .failure(CatalogProblems([CatalogProblem(file: productsFile, field: "", message: "cannot be read")]))
@@ -88,7 +103,8 @@ enum SnapshotLoader {
             do {
                 let v1 = try ProductList(name: "products_v1.json", body: v1Body, lastModified: v1Time, cacheControl: cacheControl)
                 let v2 = try ProductList(name: "products_v2.json", body: v2Body, lastModified: v2Time, cacheControl: cacheControl)
-                return .success(DepotSnapshot(catalog: catalog, content: content, v1: v1, v2: v2, warnings: warnings))
+                return .success(DepotSnapshot(catalog: catalog, content: content, v1: v1, v2: v2, warnings: warnings,
+                                              replicaCount: replicaCount))
             } catch {
                 return .failure(CatalogProblems([CatalogProblem(file: productsFile, field: "", message: "cannot compress the lists: \(error)")]))
             }

@@ -5,12 +5,19 @@ import Server
 
 /// One product list (v1 or v2) with both variants and every response that does not depend on the request
 /// precomputed, so the common requests cost a lookup and a copy.
-struct ProductList: Sendable {
-    struct Variant: Sendable {
+final class ProductList: Sendable {
+    final class Variant: Sendable {
         let body: [UInt8]
         let etag: EntityTag
         let ok: Response
         let notModified: Response
+
+        init(body: [UInt8], etag: EntityTag, ok: Response, notModified: Response) {
+            self.body = body
+            self.etag = etag
+            self.ok = ok
+            self.notModified = notModified
+        }
     }
 
     let name: String
@@ -22,11 +29,14 @@ struct ProductList: Sendable {
     /// - Parameters:
     ///   - body: the identity bytes.
     ///   - lastModified: when these bytes last changed.
-    init(name: String, body: [UInt8], lastModified: Int64, cacheControl: String) throws {
+    convenience init(name: String, body: [UInt8], lastModified: Int64, cacheControl: String) throws {
+        try self.init(name: name, body: body, compressed: Gzip.compress(body), lastModified: lastModified, cacheControl: cacheControl)
+    }
+
+    init(name: String, body: [UInt8], compressed: [UInt8], lastModified: Int64, cacheControl: String) {
         self.name = name
         self.lastModified = lastModified
         self.cacheControl = cacheControl
-        let compressed = try Gzip.compress(body)
         identity = Self.variant(name: name, body: body, gzip: false, lastModified: lastModified, cacheControl: cacheControl)
         gzip = Self.variant(name: name, body: compressed, gzip: true, lastModified: lastModified, cacheControl: cacheControl)
     }
@@ -51,6 +61,14 @@ struct ProductList: Sendable {
         return Representation(source: .bytes(body), etag: entityTag(for: body), lastModified: lastModified,
                               contentType: "application/json; charset=utf-8", cacheControl: cacheControl,
                               contentFields: contentFields, varies: true, route: "products")
+    }
+
+    /// An equal list built from fresh copies of every buffer, for another event loop: two loops that share
+    /// reference-counted objects on the hot path make their cache lines bounce between cores.
+    func replica() -> ProductList {
+        ProductList(name: name, body: identity.body.withUnsafeBufferPointer { Array($0) },
+                    compressed: gzip.body.withUnsafeBufferPointer { Array($0) }, lastModified: lastModified,
+                    cacheControl: String(decoding: Array(cacheControl.utf8), as: UTF8.self))
     }
 
     /// Answers a GET or HEAD of this list.

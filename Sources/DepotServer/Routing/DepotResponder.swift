@@ -9,6 +9,14 @@ final class DepotResponder: Responder {
     let operations: OperationRoutes
     let purchases: (any PurchaseRoutes)?
     let admin: (any AdminRoutes)?
+    /// Per-loop cache of the current snapshot's lists, refreshed when the store's generation moves.
+    private let slots: [LoopSlot]
+
+    /// Touched only by the event loop whose index it has.
+    final class LoopSlot: @unchecked Sendable {
+        var generation = -1
+        var lists: DepotSnapshot.Lists?
+    }
 
     init(store: CatalogStore, packs: PackRoutes, operations: OperationRoutes, purchases: (any PurchaseRoutes)?,
          admin: (any AdminRoutes)?) {
@@ -17,15 +25,15 @@ final class DepotResponder: Responder {
         self.operations = operations
         self.purchases = purchases
         self.admin = admin
+        slots = (0..<max(1, store.replicaCount)).map { _ in LoopSlot() }
     }
 
     private static let getOrHead = "GET, HEAD"
 
     func handle(_ head: RequestHead, context: RequestContext) -> Handling {
-        let path = head.path
         // The product lists: the hottest routes, matched before any decoding.
-        if path == "/products_v1.json" { return .reply(.response(list(head, \.v1))) }
-        if path == "/products_v2.json" { return .reply(.response(list(head, \.v2))) }
+        if head.pathIs("/products_v1.json") { return .reply(.response(list(head, version: 1, loop: context.loopIndex))) }
+        if head.pathIs("/products_v2.json") { return .reply(.response(list(head, version: 2, loop: context.loopIndex))) }
 
         let target = RequestTarget(head.target)
         let segments: [String]
@@ -35,8 +43,8 @@ final class DepotResponder: Responder {
             return reply(APIError(400, "bad_request", "Malformed request path."), route: "other")
         }
         switch segments.first {
-        case "products_v1.json" where segments.count == 1: return .reply(.response(list(head, \.v1)))
-        case "products_v2.json" where segments.count == 1: return .reply(.response(list(head, \.v2)))
+        case "products_v1.json" where segments.count == 1: return .reply(.response(list(head, version: 1, loop: context.loopIndex)))
+        case "products_v2.json" where segments.count == 1: return .reply(.response(list(head, version: 2, loop: context.loopIndex)))
         case "healthz" where segments.count == 1:
             guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "healthz") }
             return .reply(operations.health())
@@ -72,14 +80,21 @@ final class DepotResponder: Responder {
         }
     }
 
-    private func list(_ head: RequestHead, _ which: KeyPath<DepotSnapshot, ProductList>) -> Response {
+    private func list(_ head: RequestHead, version: Int, loop: Int) -> Response {
         guard isGetOrHead(head) else {
             return APIError.methodNotAllowed(Self.getOrHead).response(route: "products")
         }
-        guard let snapshot = store.current else {
+        let slot = slots[loop % slots.count]
+        let generation = store.generation.load(ordering: .acquiring)
+        if slot.generation != generation {
+            let snapshot = store.current
+            slot.lists = snapshot.map { $0.replicas[loop % $0.replicas.count] }
+            slot.generation = generation
+        }
+        guard let lists = slot.lists else {
             return APIError(503, "catalog_unavailable", "The catalog has not loaded; see the server log.").response(route: "products")
         }
-        return snapshot[keyPath: which].respond(to: head)
+        return (version == 1 ? lists.v1 : lists.v2).respond(to: head)
     }
 
     private func isGetOrHead(_ head: RequestHead) -> Bool { head.method == .get || head.method == .head }
