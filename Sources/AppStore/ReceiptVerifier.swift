@@ -1,0 +1,201 @@
+import DepotCore
+import DepotCrypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Where and how to call Apple's `verifyReceipt` (spec §3, §4.2).
+public struct ReceiptVerifierConfiguration: Sendable {
+    public var productionURL: URL
+    public var sandboxURL: URL
+    /// Sent as `password` when set.
+    public var sharedSecret: String?
+    public var allowSandbox: Bool
+    /// Seconds before one call counts as failed.
+    public var timeout: Double
+    /// Pause before the one retry (under a second).
+    public var retryBackoff: Double = 0.3
+    /// How long a validated receipt is answered from the cache.
+    public var cacheLifetime: Double = 60
+    public var cacheCapacity: Int = 10_000
+
+    public init(productionURL: URL, sandboxURL: URL, sharedSecret: String?, allowSandbox: Bool, timeout: Double) {
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.sharedSecret = sharedSecret
+        self.allowSandbox = allowSandbox
+        self.timeout = timeout
+    }
+}
+
+/// The final answer about one receipt.
+public enum ReceiptVerification: Sendable, Equatable {
+    /// Apple validated it (status 0 or 21006); `environment` is where it was validated.
+    case valid(VerifyReceiptResponse, environment: AppStoreEnvironment)
+    /// `422 receipt_invalid`.
+    case invalid(appleStatus: Int?, reason: String)
+    /// `503 apple_unavailable`: try again later.
+    case unavailable(appleStatus: Int?, reason: String)
+    /// `502 apple_misconfigured`.
+    case misconfigured(appleStatus: Int?, reason: String)
+}
+
+/// Calls `verifyReceipt`: production first, sandbox on 21007 when allowed, production again on 21008;
+/// one retry after a short backoff for retryable outcomes (21002, 21005, 21009, 21100–21199, HTTP 5xx,
+/// timeouts); identical receipts answered from a short cache, and identical requests in flight share one
+/// call to Apple. Never blocks a thread: URLSession's async API does the waiting.
+public final class ReceiptVerifier: Sendable {
+    public typealias CallObserver = @Sendable (_ outcome: String, _ seconds: Double) -> Void
+
+    public let configuration: ReceiptVerifierConfiguration
+    private let session: URLSession
+    private let observer: CallObserver?
+    private let cache = Mutex<[String: (expires: Date, result: ReceiptVerification)]>([:])
+    private let inFlight = Mutex<[String: Task<ReceiptVerification, Never>]>([:])
+
+    public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil) {
+        self.configuration = configuration
+        if let session {
+            self.session = session
+        } else {
+            let sessionConfiguration = URLSessionConfiguration.ephemeral
+            sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
+            sessionConfiguration.timeoutIntervalForResource = configuration.timeout
+            sessionConfiguration.httpMaximumConnectionsPerHost = 32
+            self.session = URLSession(configuration: sessionConfiguration)
+        }
+        self.observer = observer
+    }
+
+    /// Validates base64 receipt data with Apple.
+    public func verify(receiptData: String, now: Date = Date()) async -> ReceiptVerification {
+        let key = Hex.encode(SHA256.hash(Array(receiptData.utf8)))
+        if let hit = cache.withLock({ $0[key] }), hit.expires > now { return hit.result }
+        let task: Task<ReceiptVerification, Never> = inFlight.withLock { table in
+            if let running = table[key] { return running }
+            let started = Task { await self.resolve(receiptData: receiptData) }
+            table[key] = started
+            return started
+        }
+        let result = await task.value
+        inFlight.withLock { $0[key] = nil }
+        switch result {
+        case .valid, .invalid:
+            let expires = Date().addingTimeInterval(configuration.cacheLifetime)
+            cache.withLock { table in
+                if table.count >= configuration.cacheCapacity {
+                    let now = Date()
+                    table = table.filter { $0.value.expires > now }
+                    if table.count >= configuration.cacheCapacity { table.removeAll() }
+                }
+                table[key] = (expires, result)
+            }
+        case .unavailable, .misconfigured:
+            break
+        }
+        return result
+    }
+
+    /// The request/retry state machine.
+    private func resolve(receiptData: String) async -> ReceiptVerification {
+        var endpoint = AppStoreEnvironment.production
+        var retried = false
+        var triedProduction = false
+        var triedSandbox = false
+        while true {
+            if endpoint == .production { triedProduction = true } else { triedSandbox = true }
+            let answer = await call(endpoint, receiptData: receiptData)
+            let outcome: AppleOutcome
+            var appleStatus: Int?
+            switch answer {
+            case .response(let response, let httpStatus):
+                appleStatus = response.status
+                outcome = AppleStatusPolicy.classify(status: response.status, isRetryable: response.isRetryable, httpStatus: httpStatus)
+                if outcome.isValidReceipt { return .valid(response, environment: endpoint) }
+            case .failed(let httpStatus, _):
+                outcome = AppleStatusPolicy.classifyFailedResponse(httpStatus: httpStatus)
+            }
+            let reason: String = {
+                if case .failed(_, let why) = answer { return why }
+                return "Apple answered status \(appleStatus ?? -1)"
+            }()
+            switch outcome {
+            case .ok, .okSubscriptionExpired:
+                continue // handled above
+            case .retryInSandbox:
+                guard configuration.allowSandbox, !triedSandbox else {
+                    return .invalid(appleStatus: appleStatus, reason: "a sandbox receipt, and sandbox purchases are not accepted")
+                }
+                endpoint = .sandbox
+            case .retryInProduction:
+                guard !triedProduction else { return .misconfigured(appleStatus: appleStatus, reason: "Apple sent status 21008 from production") }
+                endpoint = .production
+            case .retryOnceThenInvalid, .unavailable:
+                guard !retried else {
+                    return outcome == .unavailable ? .unavailable(appleStatus: appleStatus, reason: reason)
+                                                   : .invalid(appleStatus: appleStatus, reason: reason)
+                }
+                retried = true
+                try? await Task.sleep(for: .milliseconds(Int(configuration.retryBackoff * 1000)))
+            case .invalid:
+                return .invalid(appleStatus: appleStatus, reason: reason)
+            case .misconfigured:
+                return .misconfigured(appleStatus: appleStatus, reason: reason)
+            }
+        }
+    }
+
+    private enum Answer {
+        case response(VerifyReceiptResponse, httpStatus: Int)
+        case failed(httpStatus: Int?, reason: String)
+    }
+
+    /// One POST to one endpoint, bounded by the timeout.
+    private func call(_ endpoint: AppStoreEnvironment, receiptData: String) async -> Answer {
+        let url = endpoint == .production ? configuration.productionURL : configuration.sandboxURL
+        var body: [String: Any] = ["receipt-data": receiptData, "exclude-old-transactions": true]
+        if let secret = configuration.sharedSecret { body["password"] = secret }
+        let bodyData = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
+        let started = Date()
+        let session = self.session
+        let timeout = configuration.timeout
+        let answer: Answer = await withTaskGroup(of: Answer?.self) { group in
+            group.addTask {
+                var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+                request.httpMethod = "POST"
+                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+                request.httpBody = bodyData
+                do {
+                    let (data, response) = try await session.data(for: request)
+                    let httpStatus = (response as? HTTPURLResponse)?.statusCode ?? 0
+                    if let parsed = try? VerifyReceiptResponse(json: data) {
+                        return .response(parsed, httpStatus: httpStatus)
+                    }
+                    return .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
+                } catch {
+                    return .failed(httpStatus: nil, reason: "no answer from Apple: \(error.localizedDescription)")
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                return Task.isCancelled ? nil : .failed(httpStatus: nil, reason: "Apple did not answer within \(timeout) s")
+            }
+            var first: Answer?
+            for await result in group {
+                if let result { first = result; break }
+            }
+            group.cancelAll()
+            return first ?? .failed(httpStatus: nil, reason: "no answer from Apple")
+        }
+        let seconds = Date().timeIntervalSince(started)
+        switch answer {
+        case .response(let response, let httpStatus):
+            observer?(httpStatus >= 200 && httpStatus < 300 ? "status_\(response.status)" : "http_\(httpStatus)", seconds)
+        case .failed(let httpStatus, _):
+            observer?(httpStatus.map { "http_\($0)" } ?? "no_answer", seconds)
+        }
+        return answer
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// The JSON body of `POST /v1/receipts` (spec §4.2), checked field by field.
+struct PurchaseBody: Sendable {
+    enum Proof: Sendable {
+        case receipt(String)
+        case transactions([String])
+    }
+
+    var proof: Proof
+    var account: String?
+
+    static let maxTransactions = 100
+    static let maxAccountLength = 256
+
+    /// Parses the body; throws a `400 bad_request` explaining what is wrong.
+    static func parse(_ bytes: [UInt8]) throws(APIError) -> PurchaseBody {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+            throw APIError(400, "bad_request", "The body must be a JSON object.")
+        }
+        var account: String?
+        if let value = object["account"], !(value is NSNull) {
+            guard let text = value as? String, !text.isEmpty, text.utf8.count <= maxAccountLength,
+                  !text.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                throw APIError(400, "bad_request", "`account` must be a non-empty string of at most \(maxAccountLength) bytes.")
+            }
+            account = text
+        }
+        let receipt = object["receipt"]
+        let transactions = object["transactions"]
+        switch (receipt, transactions) {
+        case (nil, nil):
+            throw APIError(400, "bad_request", "Send either `receipt` (base64 app receipt) or `transactions` (StoreKit 2 JWS).")
+        case (.some, .some):
+            throw APIError(400, "bad_request", "Send `receipt` or `transactions`, not both.")
+        case (let value?, nil):
+            guard let text = value as? String else { throw APIError(400, "bad_request", "`receipt` must be a string.") }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty, isBase64(trimmed), Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters) != nil else {
+                throw APIError(400, "bad_request", "`receipt` is not base64.")
+            }
+            return PurchaseBody(proof: .receipt(trimmed), account: account)
+        case (nil, let value?):
+            guard let list = value as? [Any], !list.isEmpty else {
+                throw APIError(400, "bad_request", "`transactions` must be a non-empty array of JWS strings.")
+            }
+            guard list.count <= maxTransactions else {
+                throw APIError(400, "bad_request", "At most \(maxTransactions) transactions per request.")
+            }
+            var jws: [String] = []
+            for item in list {
+                guard let text = item as? String, !text.isEmpty else {
+                    throw APIError(400, "bad_request", "`transactions` must hold JWS strings.")
+                }
+                jws.append(text)
+            }
+            return PurchaseBody(proof: .transactions(jws), account: account)
+        }
+    }
+
+    /// Standard base64 alphabet, padding, and line breaks only.
+    static func isBase64(_ text: String) -> Bool {
+        var padding = 0
+        var count = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "+"), UInt8(ascii: "/"):
+                if padding > 0 { return false }
+                count += 1
+            case UInt8(ascii: "="):
+                padding += 1
+                count += 1
+                if padding > 2 { return false }
+            case 0x0A, 0x0D:
+                continue
+            default:
+                return false
+            }
+        }
+        return count % 4 == 0
+    }
+}
