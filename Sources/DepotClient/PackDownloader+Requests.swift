@@ -120,6 +120,12 @@ struct ContentRange: Equatable {
     var last: Int64
     var completeLength: Int64?
 
+    init(first: Int64, last: Int64, completeLength: Int64?) {
+        self.first = first
+        self.last = last
+        self.completeLength = completeLength
+    }
+
     init?(_ field: String) {
         let text = field.trimmingCharacters(in: .whitespaces)
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
