@@ -60,8 +60,8 @@ struct DownloadJournal: Codable, Equatable, Sendable {
     }
 
     /// The journal carried over to `manifest`: a file keeps its verified chunks only if it is unchanged;
-    /// `restarted` lists files that changed (their bytes on disk are stale), `dropped` files no longer in
-    /// the pack.
+    /// `restarted` lists changed files that had verified bytes on disk (now stale), `dropped` files no
+    /// longer in the pack.
     func adopting(_ manifest: DownloadManifest) -> (journal: DownloadJournal, restarted: [String], dropped: [String]) {
         var next = DownloadJournal(pack: manifest.pack, version: manifest.version)
         var restarted: [String] = []
@@ -73,7 +73,7 @@ struct DownloadJournal: Codable, Equatable, Sendable {
                     next.files[file.path] = kept
                     continue
                 }
-                restarted.append(file.path)
+                if !record.verified.isEmpty { restarted.append(file.path) }
             }
             next.files[file.path] = FileRecord(file)
         }

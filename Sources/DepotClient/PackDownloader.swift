@@ -240,13 +240,18 @@ public actor PackDownloader {
                 guard restarts <= options.restartLimit else { throw DepotClientError.contentChanged(path: file.path) }
                 let refreshed = try await fetchManifest()
                 if refreshed.files.first(where: { $0.path == file.path })?.etag == file.etag {
-                    if case .gone = answer, refreshed.version == manifest.version {
-                        throw DepotClientError.notFound(code: nil, message: "\(file.path) is in the manifest but not served")
+                    if case .gone = answer {
+                        // Same bytes under the live version's URL keep their chunks; same version: really missing.
+                        if refreshed.version == manifest.version {
+                            throw DepotClientError.notFound(code: nil, message: "\(file.path) is in the manifest but not served")
+                        }
+                    } else {
+                        // The server sent other bytes while the manifest still vouches for the old ones:
+                        // start the file over anyway.
+                        journal?.files[file.path]?.verified = []
+                        store.remove(file.path)
+                        emit(.fileRestarted(path: file.path))
                     }
-                    // The manifest still vouches for the old bytes: start the file over anyway.
-                    journal?.files[file.path]?.verified = []
-                    store.remove(file.path)
-                    emit(.fileRestarted(path: file.path))
                 }
                 manifest = refreshed
                 try adopt(manifest)

@@ -109,6 +109,10 @@ import Testing
         #expect(next.files["rechunked"]?.verified == [])
         #expect(next.files["new"]?.verified == [])
         #expect(restarted == ["changed", "rechunked"])
+        // A changed file with nothing verified yet has nothing stale on disk: not a restart.
+        var untouched = DownloadJournal(pack: "p", version: 1).adopting(v1).journal
+        untouched.files["same"]?.verified = [1]
+        #expect(untouched.adopting(v2).restarted.isEmpty)
         #expect(dropped == ["gone"])
         #expect(next.verifiedBytes(v2) == 10)
     }

@@ -144,8 +144,14 @@ import Testing
             }
         }
         let downloader = fixture.downloader()
+        let log = EventLog(downloader)
         let manifest = try #require(try await downloader.start().manifest)
         #expect(manifest.version == 2)
         fixture.expectInstalled(v2, manifest: manifest)
+        // stages.bin is the same in version 2: its two verified chunks stay, the third comes from v2's URL.
+        #expect(await log.finished().restartedPaths.isEmpty)
+        let stages = fixture.server.chunkRequests.filter { $0.url.path.hasSuffix("stages.bin") }
+        #expect(stages.map(\.url.path).last == "/v1/packs/level2/2/files/stages.bin")
+        #expect(stages.map { $0.header("Range") } == ["bytes=0-999", "bytes=1000-1999", "bytes=2000-2499", "bytes=2000-2499"])
     }
 }
