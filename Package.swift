@@ -52,6 +52,7 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
+        .testTarget(name: "DepotClientTests", dependencies: ["DepotClient"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "DepotTestSupport",
             "DepotCore", "DepotCrypto", "Ledger",

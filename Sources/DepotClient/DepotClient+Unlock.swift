@@ -1,0 +1,46 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension DepotClient {
+    /// Validates a legacy app receipt (`Bundle.main.appStoreReceiptURL`'s bytes) on the server:
+    /// `POST /v1/receipts {"receipt": <base64>, "account": ...}`.
+    ///
+    /// - Throws: ``DepotClientError``: `.retryLater` on `503` (keep the StoreKit transaction unfinished),
+    ///   `.invalidReceipt` on `422`, `.badRequest` on `400`, `.server`, `.transport`...
+    public func unlock(receipt: Data, account: String? = nil) async throws -> UnlockResult {
+        try await unlock(receiptBase64: receipt.base64EncodedString(), account: account)
+    }
+
+    /// Like ``unlock(receipt:account:)`` with the receipt already in base64.
+    public func unlock(receiptBase64: String, account: String? = nil) async throws -> UnlockResult {
+        try await postReceipts(UnlockRequest(receipt: receiptBase64, transactions: nil, account: account))
+    }
+
+    /// Validates StoreKit 2 signed transactions (`Transaction.jwsRepresentation`) on the server:
+    /// `POST /v1/receipts {"transactions": [...], "account": ...}`. Errors as ``unlock(receipt:account:)``.
+    public func unlock(transactions: [String], account: String? = nil) async throws -> UnlockResult {
+        try await postReceipts(UnlockRequest(receipt: nil, transactions: transactions, account: account))
+    }
+
+    private func postReceipts(_ body: UnlockRequest) async throws -> UnlockResult {
+        var request = try transport.request("/v1/receipts", method: "POST")
+        request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONEncoder().encode(body)
+        let answer = try await transport.send(request)
+        guard answer.status == 200 else { throw transport.error(for: answer) }
+        do {
+            return try JSONDecoder().decode(UnlockResult.self, from: answer.body)
+        } catch {
+            throw DepotClientError.invalidResponse("unlock answer: \(error)")
+        }
+    }
+}
+
+/// The body of `POST /v1/receipts`; absent fields are left out.
+private struct UnlockRequest: Encodable {
+    var receipt: String?
+    var transactions: [String]?
+    var account: String?
+}

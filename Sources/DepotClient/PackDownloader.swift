@@ -1,0 +1,316 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Downloads one content pack into a directory, chunk by chunk, verified and resumable — the Depot
+/// counterpart of StoreKit's `SKDownload` (``progress``, ``PackDownloadProgress/timeRemaining``,
+/// ``pause()``, ``resume()``, ``cancel()``).
+///
+/// What a run of ``start()`` does (spec §4.4, §6):
+/// 1. fetches the manifest (`GET /v1/packs/{pack}/manifest`, following the `307` to the live version) with
+///    the token as `Authorization: Bearer`, and refuses unsafe paths (`..`, absolute, backslash) before
+///    writing anything;
+/// 2. picks up the journal `<destination>/.depot-download.json` left by an earlier run or process: files
+///    whose ETag is unchanged keep their verified chunks (re-hashed from disk first, see
+///    ``PackDownloadOptions/verifyOnResume``), changed files start over, files gone from the pack are deleted;
+/// 3. checks free space (before the first chunk and before every chunk) against the next chunk plus a
+///    reserve, and stops with ``DepotClientError/insufficientSpace(required:available:)`` — before writing
+///    anything when even the first chunk does not fit; calling ``start()`` again once space is freed resumes;
+/// 4. fetches each missing chunk, one at a time and in manifest order, with `Range: bytes=a-b` and
+///    `If-Range: <file ETag>`; checks its SHA-256 (a bad chunk is fetched again); writes it in place at its
+///    offset in `<destination>/<path>`; records it in the journal (atomically). A `200` instead of `206`
+///    means the file changed: the chunk is not spliced in, the manifest is fetched again and the file
+///    starts over;
+/// 5. on `401 token_expired`, asks the `renewToken` closure for a fresh token and carries on;
+/// 6. sets every file to its exact size and marks the journal complete.
+///
+/// The journal stays after completion, so a later run (or a newer pack version) only fetches what changed.
+/// Files are complete and trustworthy only once ``start()`` returns ``PackDownloadOutcome/completed(_:)``.
+///
+/// ```swift
+/// let downloader = PackDownloader(client: depot, entitlement: entitlement,
+///                                 destination: appSupport.appendingPathComponent("packs/level2"),
+///                                 renewToken: { try await depot.unlock(receipt: receipt).token(forPack: "level2") })
+/// Task {
+///     for await event in downloader.events {
+///         if case .progress(let p) = event { print(p.progress, p.bytesPerSecond ?? 0, p.timeRemaining ?? -1) }
+///     }
+/// }
+/// do {
+///     switch try await downloader.start() {
+///     case .completed(let manifest): print("installed \(manifest.files.count) files")
+///     case .paused: break                          // after downloader.pause(); resume() continues
+///     }
+/// } catch DepotClientError.insufficientSpace(let required, let available) {
+///     // "Free \(required - available) bytes or continue later" — then call start() again.
+/// }
+/// ```
+///
+/// Concurrency: an `actor`; one run at a time (a second ``start()`` while running joins the first).
+/// Chunks are 1 MiB by default and held in memory one at a time.
+public actor PackDownloader {
+    /// The pack ID.
+    public nonisolated let pack: String
+    /// The directory the pack's files are written into.
+    public nonisolated let destination: URL
+    /// Progress and state changes. Ends after ``PackDownloadEvent/completed(_:)`` or
+    /// ``PackDownloadEvent/cancelled``. Meant for one consumer; unconsumed events are buffered.
+    public nonisolated let events: AsyncStream<PackDownloadEvent>
+
+    /// The token in use (renewals replace it).
+    public internal(set) var token: String
+    public internal(set) var state: PackDownloadState = .idle
+    public internal(set) var progress = PackDownloadProgress(completedBytes: 0, totalBytes: 0, bytesPerSecond: nil,
+                                                             currentPath: nil)
+    /// The manifest of the last run.
+    public internal(set) var manifest: DownloadManifest?
+    /// The error that stopped the last run.
+    public internal(set) var lastError: DepotClientError?
+
+    let continuation: AsyncStream<PackDownloadEvent>.Continuation
+    let transport: DepotTransport
+    let clock: DepotClock
+    let options: PackDownloadOptions
+    let store: PackFileStore
+    let manifestPath: String
+    let renewToken: (@Sendable () async throws -> String)?
+
+    var journal: DownloadJournal?
+    var journalLoaded = false
+    var rate: TransferRate
+    var rateMark: TimeInterval = 0
+    private var stopRequest: StopRequest?
+    private var current: (id: Int, task: Task<PackDownloadOutcome, any Error>)?
+    private var runs = 0
+
+    private enum StopRequest { case pause, cancel }
+
+    /// A downloader for `pack` into `destination`.
+    ///
+    /// - Parameters:
+    ///   - token: the download token from ``Entitlement/token``.
+    ///   - manifestPath: defaults to `/v1/packs/{pack}/manifest` (the live version).
+    ///   - renewToken: called on `401 token_expired`; returns a fresh token (typically by validating the
+    ///     receipt again). Without it, an expired token fails the run with ``DepotClientError/tokenExpired``.
+    public init(client: DepotClient, pack: String, token: String, destination: URL, manifestPath: String? = nil,
+                options: PackDownloadOptions = PackDownloadOptions(),
+                renewToken: (@Sendable () async throws -> String)? = nil) {
+        self.pack = pack
+        self.destination = destination
+        self.token = token
+        self.transport = client.transport
+        self.clock = client.clock
+        self.options = options
+        self.renewToken = renewToken
+        let encoded = pack.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? pack
+        self.manifestPath = manifestPath ?? "/v1/packs/\(encoded)/manifest"
+        store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
+        rate = TransferRate(timeConstant: options.rateTimeConstant)
+        (events, continuation) = AsyncStream.makeStream(of: PackDownloadEvent.self)
+    }
+
+    /// A downloader for the pack an ``Entitlement`` released (its pack, token and manifest path).
+    public init(client: DepotClient, entitlement: Entitlement, destination: URL,
+                options: PackDownloadOptions = PackDownloadOptions(),
+                renewToken: (@Sendable () async throws -> String)? = nil) {
+        self.init(client: client, pack: entitlement.pack, token: entitlement.token, destination: destination,
+                  manifestPath: entitlement.manifest, options: options, renewToken: renewToken)
+    }
+
+    // MARK: - Control
+
+    /// Runs the download until every file is in place, ``pause()`` is called, or an error stops it.
+    ///
+    /// Calling it again after a pause or an error resumes from the verified chunks (also after a relaunch:
+    /// the journal is on disk). While a run is active, a second call waits for the same run. Cancelling the
+    /// calling task stops the run like ``pause()`` and throws `CancellationError`.
+    ///
+    /// - Throws: ``DepotClientError``; notably `.insufficientSpace` (free space, then call again),
+    ///   `.retryLater`, `.transport` (offline), `.tokenExpired`, `.revoked`, `.cancelled`.
+    public func start() async throws -> PackDownloadOutcome {
+        switch state {
+        case .cancelled: throw DepotClientError.cancelled
+        case .completed: if let manifest { return .completed(manifest) }
+        default: break
+        }
+        let task: Task<PackDownloadOutcome, any Error>
+        if let current {
+            task = current.task
+        } else {
+            runs += 1
+            let id = runs
+            stopRequest = nil
+            state = .active
+            task = Task { try await self.perform(run: id) }
+            current = (id, task)
+        }
+        return try await withTaskCancellationHandler {
+            try await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    /// Same as ``start()``: continues a paused (or stopped) download.
+    public func resume() async throws -> PackDownloadOutcome {
+        try await start()
+    }
+
+    /// Stops the active run as soon as possible (an in-flight chunk is abandoned); ``start()`` returns
+    /// ``PackDownloadOutcome/paused``. Verified chunks stay on disk and in the journal.
+    public func pause() {
+        guard let current, state == .active else { return }
+        stopRequest = .pause
+        current.task.cancel()
+    }
+
+    /// Stops the download and deletes what it wrote: the pack's files in the destination (and directories
+    /// left empty) and the journal. The downloader is finished afterwards. Does nothing once completed.
+    public func cancel() async {
+        switch state {
+        case .cancelled, .completed: return
+        default: break
+        }
+        state = .cancelled
+        stopRequest = .cancel
+        if let current {
+            current.task.cancel()
+            _ = try? await current.task.value
+        }
+        removeDownloadedFiles()
+        emit(.cancelled)
+        continuation.finish()
+    }
+
+    // MARK: - Run
+
+    private func perform(run id: Int) async throws -> PackDownloadOutcome {
+        defer { if current?.id == id { current = nil } }
+        lastError = nil
+        do {
+            let manifest = try await download()
+            state = .completed
+            emit(.completed(manifest))
+            continuation.finish()
+            return .completed(manifest)
+        } catch {
+            if stopRequest == .cancel { throw DepotClientError.cancelled }
+            if stopRequest == .pause || error is CancellationError {
+                let paused = stopRequest == .pause
+                stopRequest = nil
+                state = .paused
+                emit(.paused)
+                if paused { return .paused }
+                throw CancellationError()
+            }
+            let failure = error as? DepotClientError ?? .invalidResponse("\(error)")
+            lastError = failure
+            if case .insufficientSpace(let required, let available) = failure {
+                state = .waitingForSpace(required: required, available: available)
+                emit(.insufficientSpace(required: required, available: available))
+            } else {
+                state = .failed
+                emit(.failed(failure))
+            }
+            throw failure
+        }
+    }
+
+    /// One run: manifest, journal, chunks, final sizes.
+    private func download() async throws -> DownloadManifest {
+        var manifest = try await fetchManifest()
+        try adopt(manifest)
+        emit(.started(manifest, resumedBytes: progress.completedBytes))
+        rateMark = clock.uptime()
+        var restarts = 0
+        while let (file, index) = nextMissingChunk(in: manifest) {
+            try Task.checkCancellation()
+            let chunk = file.chunks[index]
+            try checkSpace(for: chunk.length)
+            switch try await fetchChunk(file, index: index) {
+            case .bytes(let data):
+                try store.write(data, to: file.path, at: chunk.offset)
+                journal?.files[file.path]?.verified.insert(index)
+                if let journal { try store.saveJournal(journal) }
+                recordProgress(bytes: chunk.length, path: file.path)
+            case let answer:
+                // The file changed under us (or its version was pruned): never splice; refresh the manifest.
+                restarts += 1
+                guard restarts <= options.restartLimit else { throw DepotClientError.contentChanged(path: file.path) }
+                let refreshed = try await fetchManifest()
+                if refreshed.files.first(where: { $0.path == file.path })?.etag == file.etag {
+                    if case .gone = answer {
+                        // Same bytes under the live version's URL keep their chunks; same version: really missing.
+                        if refreshed.version == manifest.version {
+                            throw DepotClientError.notFound(code: nil, message: "\(file.path) is in the manifest but not served")
+                        }
+                    } else {
+                        // The server sent other bytes while the manifest still vouches for the old ones:
+                        // start the file over anyway.
+                        journal?.files[file.path]?.verified = []
+                        store.remove(file.path)
+                        emit(.fileRestarted(path: file.path))
+                    }
+                }
+                manifest = refreshed
+                try adopt(manifest)
+            }
+        }
+        for file in manifest.files { try store.setSize(file.path, file.size) }
+        journal?.completed = true
+        if let journal { try store.saveJournal(journal) }
+        progress.currentPath = nil
+        return manifest
+    }
+
+    /// The first chunk, in manifest order, not yet verified.
+    private func nextMissingChunk(in manifest: DownloadManifest) -> (DownloadManifest.File, Int)? {
+        for file in manifest.files {
+            for index in file.chunks.indices where !(journal?.isVerified(file.path, chunk: index) ?? false) {
+                return (file, index)
+            }
+        }
+        return nil
+    }
+
+    /// Enough room for `length` more bytes plus the reserve, or ``DepotClientError/insufficientSpace(required:available:)``.
+    private func checkSpace(for length: Int64) throws {
+        let available: Int64
+        do {
+            available = try options.freeSpace.availableBytes(for: destination)
+        } catch {
+            throw DepotClientError.fileSystem(path: destination.path, underlying: error)
+        }
+        let required = length + options.reserve.bytes(forAvailable: available)
+        guard available >= required else {
+            throw DepotClientError.insufficientSpace(required: required, available: available)
+        }
+    }
+
+    private func recordProgress(bytes: Int64, path: String) {
+        let now = clock.uptime()
+        rate.record(bytes: bytes, seconds: now - rateMark)
+        rateMark = now
+        progress.completedBytes += bytes
+        progress.bytesPerSecond = rate.bytesPerSecond
+        progress.currentPath = path
+        emit(.progress(progress))
+    }
+
+    func emit(_ event: PackDownloadEvent) {
+        continuation.yield(event)
+    }
+}
+
+extension DepotClient {
+    /// A ``PackDownloader`` for the pack `entitlement` released, writing into `destination`.
+    ///
+    /// - Parameter renewToken: returns a fresh token on `401 token_expired` (validate the receipt again).
+    public func downloader(for entitlement: Entitlement, to destination: URL,
+                           options: PackDownloadOptions = PackDownloadOptions(),
+                           renewToken: (@Sendable () async throws -> String)? = nil) -> PackDownloader {
+        PackDownloader(client: self, entitlement: entitlement, destination: destination, options: options,
+                       renewToken: renewToken)
+    }
+}

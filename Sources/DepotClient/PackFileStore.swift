@@ -1,0 +1,96 @@
+import Foundation
+
+/// The destination directory of a download: files written in place at chunk offsets, the journal beside
+/// them. Paths handed in have passed ``ManifestPath/check(_:reserved:)``.
+struct PackFileStore: Sendable {
+    let root: URL
+    let journalName: String
+
+    func url(_ path: String) -> URL { root.appendingPathComponent(path) }
+
+    /// Writes `data` at `offset` of `path` (seek + write, pwrite-style), creating the file and its
+    /// directories as needed. Bytes around it are left as they are.
+    func write(_ data: Data, to path: String, at offset: Int64) throws {
+        try fileSystem(path) {
+            let file = url(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: file.path) {
+                guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown)
+                }
+            }
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            try handle.seek(toOffset: UInt64(offset))
+            try handle.write(contentsOf: data)
+        }
+    }
+
+    /// `length` bytes at `offset`, or nil when the file is missing or shorter.
+    func read(_ path: String, at offset: Int64, length: Int64) -> Data? {
+        guard let handle = try? FileHandle(forReadingFrom: url(path)) else { return nil }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: UInt64(offset))) != nil,
+              let data = try? handle.read(upToCount: Int(length)), data.count == Int(length) else { return nil }
+        return data
+    }
+
+    /// Makes `path` exactly `size` bytes long (creating it empty when missing): cuts stale bytes a
+    /// previous, longer version left behind.
+    func setSize(_ path: String, _ size: Int64) throws {
+        try fileSystem(path) {
+            let file = url(path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: file.path) {
+                guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+                    throw CocoaError(.fileWriteUnknown)
+                }
+            }
+            let handle = try FileHandle(forWritingTo: file)
+            defer { try? handle.close() }
+            try handle.truncate(atOffset: UInt64(size))
+        }
+    }
+
+    /// Deletes `path` and then its parent directories as long as they are empty (never `root` itself).
+    func remove(_ path: String) {
+        let manager = FileManager.default
+        try? manager.removeItem(at: url(path))
+        var segments = path.split(separator: "/").dropLast()
+        while !segments.isEmpty {
+            let directory = root.appendingPathComponent(segments.joined(separator: "/"))
+            guard let contents = try? manager.contentsOfDirectory(atPath: directory.path), contents.isEmpty else { break }
+            try? manager.removeItem(at: directory)
+            segments = segments.dropLast()
+        }
+    }
+
+    // MARK: Journal
+
+    var journalURL: URL { root.appendingPathComponent(journalName) }
+
+    func loadJournal() -> DownloadJournal? {
+        guard let data = try? Data(contentsOf: journalURL) else { return nil }
+        return try? JSONDecoder().decode(DownloadJournal.self, from: data)
+    }
+
+    /// Temp file + rename: a crash leaves the old journal or the new one, never half of one.
+    func saveJournal(_ journal: DownloadJournal) throws {
+        try fileSystem(journalName) {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(journal).write(to: journalURL, options: .atomic)
+        }
+    }
+
+    func removeJournal() {
+        try? FileManager.default.removeItem(at: journalURL)
+    }
+
+    private func fileSystem(_ path: String, _ body: () throws -> Void) throws {
+        do { try body() } catch let error as DepotClientError { throw error } catch {
+            throw DepotClientError.fileSystem(path: url(path).path, underlying: error)
+        }
+    }
+}
