@@ -1,3 +1,4 @@
+import AppStore
 import DepotCore
 import DepotCrypto
 import Foundation
@@ -45,6 +46,7 @@ public final class DepotApp: Sendable {
         } catch {
             throw ConfigurationError(option: configuration.tokenSecret == nil ? "data" : "token-secret", error.description)
         }
+        let roots = try loadTrustedRoots(configuration.appleRootCertificateFiles)
         let ledger: Ledger
         do {
             ledger = try await Ledger.open(at: paths.dataDirectory + "/ledger.sqlite")
@@ -64,7 +66,16 @@ public final class DepotApp: Sendable {
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) })
         let operations = OperationRoutes(store: store, metrics: metrics, paths: paths,
                                          ledgerWritable: { await ledger.checkWritable() })
-        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: nil, admin: nil)
+        let receiptVerifier = ReceiptVerifier(
+            configuration: ReceiptVerifierConfiguration(productionURL: configuration.appleVerifyURL, sandboxURL: configuration.appleSandboxVerifyURL,
+                                                        sharedSecret: configuration.appleSharedSecret, allowSandbox: configuration.allowSandbox,
+                                                        timeout: configuration.appleTimeout),
+            observer: { outcome, seconds in metrics.recordAppleCall(outcome: outcome, seconds: seconds) })
+        let signedData = SignedDataVerifier(trustedRoots: roots, bundleID: configuration.bundleID, allowSandbox: configuration.allowSandbox)
+        let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, tokens: tokens,
+                                        tokenTTL: configuration.tokenTTL, policy: AccountPolicy(rawValue: configuration.accountPolicy) ?? .transfer,
+                                        bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
+        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: purchases, admin: nil)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port, loopCount: loops,
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
@@ -107,6 +118,27 @@ public final class DepotApp: Sendable {
     /// Reloads the catalog and content now instead of waiting for the watcher (tests).
     @discardableResult
     public func reloadCatalog() -> Bool { store.reload() == nil }
+
+    /// The configured trust anchors for JWS chains, or the shipped Apple Root CA - G3.
+    static func loadTrustedRoots(_ files: [String]?) throws -> [X509Certificate] {
+        guard let files, !files.isEmpty else { return [AppleRootCertificates.rootCAG3()] }
+        var roots: [X509Certificate] = []
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw ConfigurationError(option: "apple-root-certs", "cannot read \(file)")
+            }
+            do {
+                let certificates = try X509Certificate.parsePEMOrDER([UInt8](data))
+                guard !certificates.isEmpty else { throw ConfigurationError(option: "apple-root-certs", "no certificate in \(file)") }
+                roots.append(contentsOf: certificates)
+            } catch let error as ConfigurationError {
+                throw error
+            } catch {
+                throw ConfigurationError(option: "apple-root-certs", "\(file) is not a DER or PEM certificate")
+            }
+        }
+        return roots
+    }
 
     private static func isDirectoryFollowingLinks(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
