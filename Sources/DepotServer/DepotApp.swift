@@ -22,7 +22,9 @@ public final class DepotApp: Sendable {
 
     /// Validates the configuration, loads the catalog and starts serving.
     /// Throws `ConfigurationError` naming the option for anything unusable.
-    public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger()) async throws -> DepotApp {
+    /// `volumeSpace` answers free-space questions for publishing and uploads (tests inject a small volume).
+    public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger(),
+                             volumeSpace: any VolumeSpace = SystemVolumeSpace()) async throws -> DepotApp {
         let paths = configuration.paths
         for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {
             guard FileStatus.isDirectory(directory) || Self.isDirectoryFollowingLinks(directory) else {
@@ -75,7 +77,10 @@ public final class DepotApp: Sendable {
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, tokens: tokens,
                                         tokenTTL: configuration.tokenTTL, policy: AccountPolicy(rawValue: configuration.accountPolicy) ?? .transfer,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
-        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: purchases, admin: nil)
+        let admin = configuration.adminToken.map {
+            AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger)
+        }
+        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: purchases, admin: admin)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port, loopCount: loops,
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),

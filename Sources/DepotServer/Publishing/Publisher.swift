@@ -69,7 +69,11 @@ public struct Publisher: Sendable {
         return try withLock { () throws(PublishError) -> PublishOutcome in
             try publishLocked(request, adopt: directory) { version, stage throws(PublishError) in
                 var entries: [PackManifest.File] = []
-                for relative in FileTree.relativeFiles(under: stage) {
+                let relatives = FileTree.relativeFiles(under: stage)
+                if relatives.contains(where: { ($0 as NSString).lastPathComponent.hasPrefix(".partial-") }) {
+                    throw .invalid("an upload into this version is still in progress")
+                }
+                for relative in relatives {
                     guard PathEncoding.isSafeRelativePath(relative), relative != "manifest.json",
                           FileStatus.isContainedRegularFile(base: stage, relative: relative) else {
                         throw .invalid("\(relative): not a publishable file")

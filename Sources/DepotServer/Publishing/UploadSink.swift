@@ -1,0 +1,108 @@
+import DepotCore
+import DepotCrypto
+import Foundation
+import Glibc
+import HTTP
+import Server
+
+/// Streams one admin upload into the staging area: each piece is written and hashed on a private queue
+/// while the connection waits (back-pressure), so memory stays at one piece whatever the file size.
+/// The file appears under its final staging name only when complete (and its digest matches, if one was sent).
+final class UploadSink: RequestBodySink, @unchecked Sendable {
+    // @unchecked: the mutable state below is touched only on `queue`.
+    private let queue: BlockingQueue
+    private let partialPath: String
+    private let finalPath: String
+    private let relativePath: String
+    private let expectedSHA256: [UInt8]?
+    private let space: any VolumeSpace
+    private let volumePath: String
+    private let reserve: Int64
+    private var fd: Int32 = -1
+    private var written: Int64 = 0
+    private let hasher = SHA256()
+    private var failed = false
+
+    init(partialPath: String, finalPath: String, relativePath: String, expectedSHA256: [UInt8]?, space: any VolumeSpace,
+         volumePath: String, reserve: Int64) {
+        self.partialPath = partialPath
+        self.finalPath = finalPath
+        self.relativePath = relativePath
+        self.expectedSHA256 = expectedSHA256
+        self.space = space
+        self.volumePath = volumePath
+        self.reserve = reserve
+        queue = BlockingQueue(label: "depot.upload")
+    }
+
+    /// Creates the partial file (and its directories).
+    func open() throws(APIError) {
+        do {
+            try DurableFiles.makeDirectory((partialPath as NSString).deletingLastPathComponent)
+        } catch {
+            throw APIError(500, "storage_error", "Cannot create the staging directory: \(error)")
+        }
+        fd = Glibc.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw APIError(500, "storage_error", "Cannot create the staging file: \(systemMessage(errno))") }
+    }
+
+    func consume(_ bytes: [UInt8]) async throws(ResponseError) {
+        let outcome: APIError? = await queue.run { [self] in
+            // Keep the reserve free even when the size was not declared (chunked uploads).
+            let free = space.freeBytes(at: volumePath)
+            if free - Int64(bytes.count) < reserve {
+                failed = true
+                return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: free + written)
+            }
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failed = true
+                    if errno == ENOSPC { return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: free) }
+                    return APIError(500, "storage_error", "Cannot write the upload: \(systemMessage(errno))")
+                }
+                offset += n
+            }
+            hasher.update(bytes)
+            written += Int64(bytes.count)
+            return nil
+        }
+        if let outcome { throw ResponseError(outcome.response(route: "admin_upload")) }
+    }
+
+    func finish() async -> Response {
+        await queue.run { [self] in
+            guard fd >= 0, !failed else { return APIError(500, "storage_error", "The upload failed.").response(route: "admin_upload") }
+            let digest = hasher.finalize()
+            let synced = fsync(fd) == 0
+            close(fd)
+            fd = -1
+            if let expectedSHA256, expectedSHA256 != digest {
+                unlink(partialPath)
+                return APIError(400, "digest_mismatch", "The uploaded bytes do not match the digest that was sent; nothing was kept.")
+                    .response(route: "admin_upload")
+            }
+            guard synced, rename(partialPath, finalPath) == 0 else {
+                unlink(partialPath)
+                return APIError(500, "storage_error", "Cannot store the upload: \(systemMessage(errno))").response(route: "admin_upload")
+            }
+            try? DurableFiles.syncDirectory((finalPath as NSString).deletingLastPathComponent)
+            let body = "{\"path\": \(JSONText.string(relativePath)), \"size\": \(written), \"sha256\": \"\(Hex.encode(digest))\"}\n"
+            return JSONResponse.make(status: 201, body, route: "admin_upload")
+        }
+    }
+
+    func abort() async {
+        await queue.run { [self] in
+            if fd >= 0 { close(fd); fd = -1 }
+            unlink(partialPath)
+        }
+    }
+
+    static func insufficient(required: Int64, free: Int64) -> APIError {
+        APIError(507, "insufficient_storage", "The content volume would keep less than its reserve free.",
+                 extra: [("requiredBytes", "\(required)"), ("freeBytes", "\(free)")])
+    }
+}
