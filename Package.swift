@@ -39,7 +39,7 @@ let package = Package(
         // The client library (Foundation only; builds for iOS/macOS too).
         .target(name: "DepotClient"),
         .executableTarget(name: "depot", dependencies: [
-            "DepotServer", "DepotClient", "AppStoreSimulator",
+            "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto",
         ]),
 
         // Shared by the test targets: raw sockets, temporary trees, child processes.

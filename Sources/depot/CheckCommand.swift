@@ -13,9 +13,9 @@ enum CheckCommand: Command {
         let paths = DepotPaths(catalogDirectory: arguments.values.string("catalog") ?? "./catalog",
                                contentDirectory: arguments.values.string("content") ?? "./content", dataDirectory: "")
         let summary = DepotCheck.run(paths: paths)
-        for problem in summary.problems { print(problem.description) }
+        for problem in summary.problems { say(problem.description) }
         if summary.problems.isEmpty {
-            print("ok: \(summary.products) products, \(summary.packs) packs, \(summary.versions) versions, \(summary.files) files (\(summary.bytes) bytes) verified")
+            say("ok: \(summary.products) products, \(summary.packs) packs, \(summary.versions) versions, \(summary.files) files (\(summary.bytes) bytes) verified")
             return 0
         }
         FileHandle.standardError.write(Data("depot: check found \(summary.problems.count) problem(s)\n".utf8))

@@ -43,7 +43,7 @@ struct Depot {
         var arguments = Array(CommandLine.arguments.dropFirst())
         guard let name = arguments.first, !name.hasPrefix("-") else {
             if arguments.contains("--help") || arguments.contains("-h") {
-                print(overview)
+                say(overview)
                 exit(0)
             }
             fail(usage: "missing command (\(commands.map(\.name).joined(separator: ", ")))")
@@ -61,7 +61,7 @@ struct Depot {
             fail(usage: "\(name): \(error)")
         }
         if parsed.wantsHelp {
-            print(ArgumentParser.help(command: command.name, synopsis: command.synopsis, summary: command.summary,
+            say(ArgumentParser.help(command: command.name, synopsis: command.synopsis, summary: command.summary,
                                       options: command.options), terminator: "")
             exit(0)
         }
@@ -89,4 +89,10 @@ struct Depot {
         FileHandle.standardError.write(Data("depot: \(message)\n".utf8))
         return 1
     }
+}
+
+/// Writes a line to standard output at once (no stdio buffering, so lines keep their order with
+/// progress output and reach a pipe immediately).
+func say(_ text: String, terminator: String = "\n") {
+    FileHandle.standardOutput.write(Data((text + terminator).utf8))
 }

@@ -1,27 +1,122 @@
+import DepotClient
 import DepotServer
+import Foundation
 
-/// `depot fetch` (issue 6).
+/// `depot fetch`: the reference client on the command line (spec §5).
 enum FetchCommand: Command {
     static let name = "fetch"
     static let synopsis = "--server URL (--receipt FILE | --transaction FILE) --pack ID --out DIR [--account A]"
     static let summary = "Validate a purchase and download its pack, resumably (the reference client)."
-    static let options: [OptionSpec] = []
+    static let options = [
+        OptionSpec.flag("server", "Depot base URL, e.g. http://127.0.0.1:8080", valueName: "URL"),
+        OptionSpec.flag("receipt", "app receipt file (binary, or base64 text)", valueName: "FILE"),
+        OptionSpec("transaction", default: nil, "file with a StoreKit 2 signed transaction (JWS); may be repeated",
+                   valueName: "FILE", readsEnvironment: false, repeatable: true),
+        OptionSpec.flag("pack", "the pack to download", valueName: "ID"),
+        OptionSpec.flag("out", "destination directory (re-running resumes there)", valueName: "DIR"),
+        OptionSpec.flag("account", "app account the purchase is bound to", valueName: "ACCOUNT"),
+    ]
     static let takesPositional = false
 
+    /// Exit status when the device is out of space: free some and run again to continue.
+    static let insufficientSpaceStatus: Int32 = 75
+
     static func run(_ arguments: ParsedArguments) async -> Int32 {
-        Depot.fail("fetch: not available in this build")
+        let v = arguments.values
+        guard let server = v.string("server"), let baseURL = URL(string: server), baseURL.scheme != nil else {
+            Depot.fail(usage: "fetch: --server URL is required")
+        }
+        guard let pack = v.string("pack") else { Depot.fail(usage: "fetch: --pack is required") }
+        guard let out = v.string("out") else { Depot.fail(usage: "fetch: --out is required") }
+        let receiptFile = v.string("receipt")
+        let transactionFiles = v.string("transaction")?.split(separator: ",").map(String.init) ?? []
+        guard (receiptFile == nil) != transactionFiles.isEmpty else {
+            Depot.fail(usage: "fetch: give exactly one of --receipt FILE or --transaction FILE")
+        }
+        let account = v.string("account")
+        let client = DepotClient(baseURL: baseURL, cacheDirectory: nil)
+
+        let unlock: @Sendable () async throws -> UnlockResult
+        if let receiptFile {
+            guard let data = FileManager.default.contents(atPath: receiptFile) else { return Depot.fail("fetch: cannot read \(receiptFile)") }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let base64 = Data(base64Encoded: text, options: .ignoreUnknownCharacters) != nil && !text.isEmpty ? text : data.base64EncodedString()
+            unlock = { try await client.unlock(receiptBase64: base64, account: account) }
+        } else {
+            var jws: [String] = []
+            for file in transactionFiles {
+                guard let data = FileManager.default.contents(atPath: file) else { return Depot.fail("fetch: cannot read \(file)") }
+                jws.append(contentsOf: String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
+            }
+            let transactions = jws
+            unlock = { try await client.unlock(transactions: transactions, account: account) }
+        }
+
+        let result: UnlockResult
+        do {
+            result = try await unlock()
+        } catch {
+            return Depot.fail("fetch: \(describe(error))")
+        }
+        guard let entitlement = result.entitlements.first(where: { $0.pack == pack }) else {
+            let reasons = result.rejected.map { "\($0.productId ?? "?"): \($0.reason.rawValue)" }
+            return Depot.fail("fetch: the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
+        }
+        say("unlocked \(entitlement.productId) → pack \(pack) (transaction \(entitlement.originalTransactionId))")
+        let downloader = client.downloader(for: entitlement, to: URL(fileURLWithPath: out), renewToken: {
+            // An expired token: validate the purchase again for a fresh one.
+            guard let fresh = try await unlock().entitlements.first(where: { $0.pack == pack }) else { throw DepotClientError.revoked }
+            return fresh.token
+        })
+        let events = Task {
+            var bar = ProgressBar()
+            for await event in downloader.events {
+                switch event {
+                case .started(let manifest, let resumed):
+                    if resumed > 0 {
+                        say("resuming version \(manifest.version): \(ProgressBar.bytes(resumed)) of \(ProgressBar.bytes(manifest.downloadBytes)) already verified")
+                    } else {
+                        say("downloading version \(manifest.version): \(manifest.files.count) files, \(ProgressBar.bytes(manifest.downloadBytes))")
+                    }
+                case .progress(let progress):
+                    bar.show(progress)
+                case .chunkRejected(let path, let chunk):
+                    bar.finish()
+                    say("chunk \(chunk) of \(path) failed its SHA-256 check; fetching it again")
+                case .fileRestarted(let path):
+                    bar.finish()
+                    say("\(path) changed on the server; starting that file over")
+                case .tokenRenewed:
+                    break
+                case .completed, .cancelled, .paused, .failed, .insufficientSpace:
+                    bar.finish()
+                }
+            }
+        }
+        do {
+            let outcome = try await downloader.start()
+            await events.value
+            if case .completed(let manifest) = outcome {
+                say("done: \(manifest.files.count) files, \(manifest.downloadBytes) bytes, every chunk verified (SHA-256) in \(out)")
+            }
+            return 0
+        } catch DepotClientError.insufficientSpace(let required, let available) {
+            events.cancel()
+            FileHandle.standardError.write(Data("depot: fetch: not enough free space: \(required) bytes needed, \(available) available. Free some space and run the same command again to continue.\n".utf8))
+            return insufficientSpaceStatus
+        } catch {
+            events.cancel()
+            return Depot.fail("fetch: \(describe(error)); run the same command again to resume")
+        }
     }
-}
 
-/// `depot demo` (issue 6).
-enum DemoCommand: Command {
-    static let name = "demo"
-    static let synopsis = ""
-    static let summary = "Tell the whole story on loopback with a simulated App Store."
-    static let options: [OptionSpec] = []
-    static let takesPositional = false
-
-    static func run(_ arguments: ParsedArguments) async -> Int32 {
-        Depot.fail("demo: not available in this build")
+    static func describe(_ error: any Error) -> String {
+        guard let error = error as? DepotClientError else { return "\(error)" }
+        switch error {
+        case .retryLater(let after): return "the server asks to retry later" + (after.map { " (in \(Int($0)) s)" } ?? "")
+        case .invalidReceipt(let status, let check):
+            return "the purchase is not valid" + (status.map { " (Apple status \($0))" } ?? "") + (check.map { " (check: \($0))" } ?? "")
+        default: return "\(error)"
+        }
     }
 }

@@ -41,7 +41,7 @@ enum PublishCommand: Command {
         let publisher = Publisher(paths: paths(v), space: TestHooks.volumeSpace())
         do {
             let outcome = try publisher.publish(request)
-            print("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
+            say("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
             return 0
         } catch {
             return Depot.fail("publish: \(error)")
@@ -66,7 +66,7 @@ enum RetireCommand: Command {
         guard let product = arguments.values.string("product") else { Depot.fail(usage: "retire: --product is required") }
         do {
             try Publisher(paths: PublishCommand.paths(arguments.values)).retire(productID: product)
-            print("retired \(product)")
+            say("retired \(product)")
             return 0
         } catch {
             return Depot.fail("retire: \(error)")
@@ -88,7 +88,7 @@ enum PruneCommand: Command {
         }
         do {
             let removed = try Publisher(paths: PublishCommand.paths(arguments.values)).prune(keep: keep)
-            print(removed.isEmpty ? "nothing to prune" : "removed " + removed.joined(separator: ", "))
+            say(removed.isEmpty ? "nothing to prune" : "removed " + removed.joined(separator: ", "))
             return 0
         } catch {
             return Depot.fail("prune: \(error)")

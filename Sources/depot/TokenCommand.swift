@@ -21,7 +21,7 @@ enum TokenCommand: Command {
             let token = try OperatorTokens.issue(pack: pack, ttl: ttl, account: arguments.values.string("account"),
                                                  secret: arguments.values.string("token-secret"),
                                                  dataDirectory: arguments.values.string("data") ?? "./var")
-            print(token)
+            say(token)
             return 0
         } catch {
             return Depot.fail("\(error)")

@@ -1,0 +1,178 @@
+import AppStoreSimulator
+import DepotClient
+import DepotCore
+import DepotCrypto
+import DepotServer
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `depot demo`: the whole story on loopback, with only the App Store simulated (spec §5).
+enum DemoCommand: Command {
+    static let name = "demo"
+    static let synopsis = "[--catalog DIR] [--content DIR]"
+    static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, refund."
+    static let options = DepotConfiguration.options(["catalog", "content"])
+    static let takesPositional = false
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func run(_ arguments: ParsedArguments) async -> Int32 {
+        let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("depot-demo-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: workspace) }
+        do {
+            try await story(workspace: workspace, catalog: arguments.values.string("catalog") ?? "./catalog",
+                            content: arguments.values.string("content") ?? "./content")
+            say("\nThe demo is over; its files are removed.")
+            return 0
+        } catch {
+            return Depot.fail("demo: \(error)")
+        }
+    }
+
+    static func step(_ number: Int, _ title: String) {
+        say("\n\(number). \(title)")
+    }
+
+    static func story(workspace: String, catalog: String, content: String) async throws {
+        let fm = FileManager.default
+        guard fm.fileExists(atPath: catalog + "/products.json"), fm.fileExists(atPath: content) else {
+            throw Failure(description: "run it from the repository root (it starts from the sample catalog/ and content/), or pass --catalog and --content")
+        }
+        try fm.createDirectory(atPath: workspace, withIntermediateDirectories: true)
+        try fm.copyItem(atPath: catalog, toPath: workspace + "/catalog")
+        try fm.copyItem(atPath: content, toPath: workspace + "/content")
+        try? fm.removeItem(atPath: workspace + "/content/.staging")
+        say("Depot demo: a server on loopback, a simulated App Store, and the reference client, in \(workspace)")
+
+        // The only simulated part: Apple. A verifyReceipt stand-in, and a signing PKI made now for StoreKit 2 payloads.
+        let bundleID = "com.example.depot"
+        let appStore = try SimulatedAppStore(bundleID: bundleID)
+        let pki = try TestPKI.generate(validFrom: Date().addingTimeInterval(-3600), validUntil: Date().addingTimeInterval(86_400))
+        let rootFile = workspace + "/simulated-apple-root.pem"
+        try pki.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
+        let signer = TransactionSigner(pki: pki)
+
+        var configuration = DepotConfiguration()
+        configuration.port = 0
+        configuration.paths = DepotPaths(catalogDirectory: workspace + "/catalog", contentDirectory: workspace + "/content",
+                                         dataDirectory: workspace + "/var")
+        configuration.bundleID = bundleID
+        configuration.appleVerifyURL = appStore.productionURL
+        configuration.appleSandboxVerifyURL = appStore.sandboxURL
+        configuration.appleRootCertificateFiles = [rootFile]
+        configuration.accessLog = false
+        let serverLog = LogOutput(capturing: true)
+        let app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
+        defer { Task { await app.stop(); await appStore.stop() } }
+        let base = URL(string: app.baseURL)!
+        let client = DepotClient(baseURL: base, cacheDirectory: URL(fileURLWithPath: workspace + "/device/cache"))
+        say("server: \(app.baseURL)   simulated App Store: \(appStore.productionURL.absoluteString)")
+
+        step(1, "The app asks which products exist (GET /products_v1.json)")
+        let ids = try await client.productIDs()
+        say("   \(ids.list.joined(separator: ", "))")
+        let again = try await client.productIDs()
+        say("   asked again: \(again.source == .notModified ? "304 Not Modified, the cached list is used" : "\(again.source)")")
+
+        step(2, "The user buys Level 2; the app sends its receipt (POST /v1/receipts)")
+        let transactionID = "2000000\(Int.random(in: 100_000_000...999_999_999))"
+        let receipt = appStore.issueReceipt([SimulatedAppStore.Purchase(productID: "com.example.depot.level2", transactionID: transactionID)])
+        let unlocked = try await client.unlock(receiptBase64: receipt)
+        guard let entitlement = unlocked.entitlements.first(where: { $0.pack == "level2" }) else {
+            throw Failure(description: "the receipt did not unlock level2: \(unlocked.rejected)")
+        }
+        say("   Apple (simulated) says valid; entitlement: pack \(entitlement.pack), transaction \(entitlement.originalTransactionId), token valid until \(entitlement.tokenExpires.map { "\($0)" } ?? "?")")
+
+        step(3, "The download starts, and the app is closed part-way")
+        let destination = URL(fileURLWithPath: workspace + "/device/packs/level2")
+        let first = client.downloader(for: entitlement, to: destination)
+        let watcher = Task { () -> PackDownloadProgress? in
+            for await event in first.events {
+                if case .progress(let progress) = event, progress.completedBytes * 3 >= progress.totalBytes {
+                    await first.pause()
+                    return progress
+                }
+            }
+            return nil
+        }
+        let firstOutcome = try await first.start()
+        let stoppedAt = await watcher.value
+        if case .paused = firstOutcome, let stoppedAt {
+            say("   interrupted after \(stoppedAt.completedBytes) of \(stoppedAt.totalBytes) bytes (chunks verified so far are kept)")
+        } else {
+            say("   (the pack was small enough to finish before the interruption)")
+        }
+
+        step(4, "The app starts again and resumes where it stopped (Range + If-Range, SHA-256 per chunk)")
+        let second = client.downloader(for: entitlement, to: destination)
+        let resumeWatcher = Task {
+            for await event in second.events {
+                if case .started(_, let resumed) = event { return resumed }
+            }
+            return Int64(0)
+        }
+        guard case .completed(let manifest) = try await second.start() else { throw Failure(description: "the resumed download did not finish") }
+        say("   resumed with \(await resumeWatcher.value) bytes already verified; finished \(manifest.files.count) files, \(manifest.downloadBytes) bytes")
+
+        step(5, "Every file is checked against the manifest")
+        for file in manifest.files {
+            guard let data = fm.contents(atPath: destination.path + "/" + file.path), Hex.encode(SHA256.hash([UInt8](data))) == file.sha256 else {
+                throw Failure(description: "\(file.path) does not match its SHA-256")
+            }
+            say("   \(file.path): \(file.size) bytes, sha256 \(file.sha256.prefix(16))… ok")
+        }
+
+        step(6, "The developer publishes a new level, without an app update (depot publish)")
+        let levelSource = workspace + "/new-level"
+        try fm.createDirectory(atPath: levelSource + "/stages", withIntermediateDirectories: true)
+        try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: levelSource + "/stages.bin"))
+        try Data("{\"stages\": 8, \"theme\": \"canyon\"}\n".utf8).write(to: URL(fileURLWithPath: levelSource + "/stages/index.json"))
+        let publisher = Publisher(paths: configuration.paths)
+        let published = try publisher.publish(PublishRequest(pack: "level5", productID: "com.example.depot.level5", type: .nonConsumable,
+                                                             title: "Level 5: Canyon", description: "Eight stages in the red canyon.",
+                                                             sources: [levelSource + "/stages.bin", levelSource + "/stages"]))
+        say("   published pack \(published.pack) version \(published.version) (\(published.downloadBytes) bytes)")
+        let started = Date()
+        var visible = false
+        while Date().timeIntervalSince(started) < 5 {
+            let list = try await client.productIDs()
+            if list.list.contains("com.example.depot.level5") {
+                say("   the running server lists it after \(Int(Date().timeIntervalSince(started) * 1000)) ms: \(list.list.joined(separator: ", "))")
+                visible = true
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        guard visible else { throw Failure(description: "the new level did not appear in products_v1.json") }
+
+        step(7, "The user gets a refund; Apple notifies the server (POST /v1/notifications/appstore, V2 REFUND)")
+        appStore.refund(transactionID: transactionID)
+        let refunded = TransactionSigner.Transaction(transactionId: transactionID, bundleId: bundleID, productId: "com.example.depot.level2",
+                                                     purchaseDate: Date().addingTimeInterval(-600), environment: "Production",
+                                                     revocationDate: Date(), revocationReason: 0)
+        let payload = try signer.signedNotification(.refund, transaction: refunded, signedDate: Date())
+        var request = URLRequest(url: base.appendingPathComponent("v1/notifications/appstore"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try JSONSerialization.data(withJSONObject: ["signedPayload": payload])
+        let (_, notificationResponse) = try await URLSession.shared.data(for: request)
+        say("   server answered \((notificationResponse as? HTTPURLResponse)?.statusCode ?? 0) once the revocation was durable")
+
+        step(8, "The old token no longer opens the pack")
+        var manifestRequest = URLRequest(url: base.appendingPathComponent("v1/packs/level2/manifest"))
+        manifestRequest.setValue("Bearer \(entitlement.token)", forHTTPHeaderField: "Authorization")
+        let (body, refusal) = try await URLSession.shared.data(for: manifestRequest)
+        let status = (refusal as? HTTPURLResponse)?.statusCode ?? 0
+        say("   GET /v1/packs/level2/manifest → \(status) \(String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        guard status == 403 else { throw Failure(description: "expected 403 revoked after the refund, got \(status)") }
+        let retry = try await client.unlock(receiptBase64: receipt)
+        say("   validating the receipt again: \(retry.entitlements.count) entitlements, rejected: \(retry.rejected.map { $0.reason.rawValue }.joined(separator: ", "))")
+
+        await app.stop()
+        await appStore.stop()
+    }
+}
