@@ -313,7 +313,7 @@ final class Connection: @unchecked Sendable {
         updateInterest(0)
         let loop = self.loop
         let generation = self.generation
-        Task {
+        Task(executorPreference: WorkerPool.shared) {
             do throws(ResponseError) {
                 try await sink.consume(piece)
                 loop.execute { [self] in
@@ -353,7 +353,7 @@ final class Connection: @unchecked Sendable {
 
     private func abortBody() {
         if case .stream(let sink) = bodyMode {
-            Task { await sink.abort() }
+            Task(executorPreference: WorkerPool.shared) { await sink.abort() }
         }
         bodyMode = nil
         chunkedDecoder = nil
@@ -381,7 +381,7 @@ final class Connection: @unchecked Sendable {
             updateInterest(0)
             let loop = self.loop
             let generation = self.generation
-            Task {
+            Task(executorPreference: WorkerPool.shared) {
                 let response = await work()
                 loop.execute { [self] in
                     guard self.generation == generation, state == .waitingForReply else { return }

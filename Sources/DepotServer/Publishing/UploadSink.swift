@@ -22,6 +22,9 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
     private var written: Int64 = 0
     private let hasher = SHA256()
     private var failed = false
+    /// Free bytes when the upload started: what this upload writes is subtracted from it, so the check holds
+    /// even where the file system reports free space lazily.
+    private var freeAtStart: Int64 = -1
 
     init(partialPath: String, finalPath: String, relativePath: String, expectedSHA256: [UInt8]?, space: any VolumeSpace,
          volumePath: String, reserve: Int64) {
@@ -49,10 +52,12 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
     func consume(_ bytes: [UInt8]) async throws(ResponseError) {
         let outcome: APIError? = await queue.run { [self] in
             // Keep the reserve free even when the size was not declared (chunked uploads).
-            let free = space.freeBytes(at: volumePath)
+            let reported = space.freeBytes(at: volumePath)
+            if freeAtStart < 0 { freeAtStart = reported }
+            let free = min(reported, freeAtStart - written)
             if free - Int64(bytes.count) < reserve {
                 failed = true
-                return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: free + written)
+                return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: freeAtStart)
             }
             var offset = 0
             while offset < bytes.count {
