@@ -181,7 +181,7 @@ public struct RawResponse: Sendable {
         return response
     }
 
-    static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
+    public static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int = 0) -> Int? {
         guard haystack.count >= needle.count, start <= haystack.count - needle.count else { return nil }
         var i = start
         while i <= haystack.count - needle.count {
