@@ -16,8 +16,7 @@ struct PublishWhileServingTests {
         let depot = try await TestDepot.start()
         defer { Task { await depot.stop() } }
         // A pack with a file big enough to be mid-transfer: version 1.
-        var generator = SystemRandomNumberGenerator()
-        let big = (0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let big = SecureRandom.bytes(6 << 20)
         depot.tree.write("source-v1/world.bin", big)
         let publisher = Publisher(paths: DepotPaths(catalogDirectory: depot.catalogDirectory, contentDirectory: depot.contentDirectory,
                                                     dataDirectory: depot.dataDirectory))
