@@ -53,7 +53,8 @@ public final class ReceiptVerifier: Sendable {
     private let session: URLSession
     private let observer: CallObserver?
     private let cache = Mutex<[String: (expires: Date, result: ReceiptVerification)]>([:])
-    private let inFlight = Mutex<[String: Task<ReceiptVerification, Never>]>([:])
+    /// Callers waiting for a call to Apple that another caller is making for the same receipt.
+    private let inFlight = Mutex<[String: [CheckedContinuation<ReceiptVerification, Never>]]>([:])
 
     public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil) {
         self.configuration = configuration
@@ -73,14 +74,40 @@ public final class ReceiptVerifier: Sendable {
     public func verify(receiptData: String, now: Date = Date()) async -> ReceiptVerification {
         let key = Hex.encode(SHA256.hash(Array(receiptData.utf8)))
         if let hit = cache.withLock({ $0[key] }), hit.expires > now { return hit.result }
-        let task: Task<ReceiptVerification, Never> = inFlight.withLock { table in
-            if let running = table[key] { return running }
-            let started = Task { await self.resolve(receiptData: receiptData) }
-            table[key] = started
-            return started
+        // The first caller asks Apple; identical requests meanwhile wait for its answer. No unstructured task is
+        // created, so the work stays on the caller's executor.
+        let result: ReceiptVerification
+        let isFirst = inFlight.withLock { table -> Bool in
+            if table[key] != nil { return false }
+            table[key] = []
+            return true
         }
-        let result = await task.value
-        inFlight.withLock { $0[key] = nil }
+        if isFirst {
+            result = await resolve(receiptData: receiptData)
+            // Cache first, then release the waiters: a caller arriving in between finds the answer cached.
+            store(result, key: key)
+            let waiters = inFlight.withLock { $0.removeValue(forKey: key) } ?? []
+            for waiter in waiters { waiter.resume(returning: result) }
+        } else {
+            result = await withCheckedContinuation { (continuation: CheckedContinuation<ReceiptVerification, Never>) in
+                let queued = inFlight.withLock { table -> Bool in
+                    guard table[key] != nil else { return false }
+                    table[key]!.append(continuation)
+                    return true
+                }
+                if !queued {
+                    // The first call finished in between: its answer is cached, unless it was not cacheable.
+                    if let hit = cache.withLock({ $0[key] }) { continuation.resume(returning: hit.result) } else {
+                        continuation.resume(returning: .unavailable(appleStatus: nil, reason: "a concurrent identical request failed; try again"))
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// Keeps final answers (valid or invalid) for `cacheLifetime`; never a transient failure.
+    private func store(_ result: ReceiptVerification, key: String) {
         switch result {
         case .valid, .invalid:
             let expires = Date().addingTimeInterval(configuration.cacheLifetime)
@@ -95,7 +122,6 @@ public final class ReceiptVerifier: Sendable {
         case .unavailable, .misconfigured:
             break
         }
-        return result
     }
 
     /// The request/retry state machine.

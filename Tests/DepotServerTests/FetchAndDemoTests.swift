@@ -1,0 +1,89 @@
+import AppStoreSimulator
+import DepotCore
+@testable import DepotServer
+import DepotCrypto
+import DepotTestSupport
+import Foundation
+import Testing
+
+/// Issue 6: `depot fetch` on the command line (resume after SIGKILL, progress output) and `depot demo`.
+@Suite("depot fetch and depot demo")
+struct FetchAndDemoTests {
+    @Test func fetchResumesAfterBeingKilled() async throws {
+        let appStore = try SimulatedAppStore(bundleID: "com.example.depot")
+        defer { Task { await appStore.stop() } }
+        let depot = try await TestDepot.start {
+            $0.appleVerifyURL = appStore.productionURL
+            $0.appleSandboxVerifyURL = appStore.sandboxURL
+        }
+        defer { Task { await depot.stop() } }
+        // A pack big enough to be killed part-way.
+        try ClientLoopbackTests.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(24 << 20), "b/c.bin": SecureRandom.bytes(1000)],
+                                        chunkSize: 256 * 1024)
+        let receipt = appStore.issueReceipt([.init(productID: "com.example.depot.world", transactionID: "1000000000000042")])
+        depot.tree.write("receipt.txt", receipt)
+        let out = depot.tree.path + "/device"
+        let arguments = ["fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "world", "--out", out]
+
+        // First run: killed with SIGKILL as soon as it reports progress.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var output = ""
+        while !output.contains("progress "), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+            output += String(decoding: data, as: UTF8.self)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        #expect(output.contains("downloading version 1"))
+
+        // Second run resumes and finishes; every file matches the manifest.
+        let second = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.contains("resuming version 1"), "\(second.stdout)")
+        #expect(second.stdout.contains("done: 2 files"))
+        #expect(second.stdout.contains("progress 100%"))
+        let manifest = try #require(depot.app.store.current?.content.packs["world"]?.live?.manifest)
+        for file in manifest.files {
+            let data = try #require(FileManager.default.contents(atPath: out + "/" + file.path))
+            #expect(Hex.encode(SHA256.hash([UInt8](data))) == file.sha256)
+        }
+        // Running it again finds everything verified and fetches nothing.
+        let third = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
+        #expect(third.status == 0)
+        #expect(third.stdout.contains("resuming version 1: 24.0 MiB of 24.0 MiB"), "\(third.stdout)")
+    }
+
+    @Test func fetchReportsARejectedPurchaseAndUsageErrors() async throws {
+        let appStore = try SimulatedAppStore(bundleID: "com.example.depot")
+        defer { Task { await appStore.stop() } }
+        let depot = try await TestDepot.start {
+            $0.appleVerifyURL = appStore.productionURL
+            $0.appleSandboxVerifyURL = appStore.sandboxURL
+        }
+        defer { Task { await depot.stop() } }
+        let receipt = appStore.issueReceipt([.init(productID: "com.example.depot.coins100", transactionID: "1000000000000043")])
+        depot.tree.write("receipt.txt", receipt)
+        let rejected = try ProcessRunner.run(ProcessRunner.depotExecutable, [
+            "fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "level2", "--out", depot.tree.path + "/out",
+        ])
+        #expect(rejected.status == 1)
+        #expect(rejected.stderr.contains("does not unlock pack level2"))
+        let usage = try ProcessRunner.run(ProcessRunner.depotExecutable, ["fetch", "--server", depot.baseURL, "--pack", "level2", "--out", "x"])
+        #expect(usage.status == 64)
+    }
+
+    @Test func demoTellsTheWholeStoryAndExitsZero() throws {
+        let result = try ProcessRunner.run(ProcessRunner.depotExecutable, ["demo"], currentDirectory: TestDepot.repositoryRoot)
+        #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+        for expected in ["304 Not Modified", "entitlement: pack level2", "interrupted after", "resumed with", "ok",
+                         "lists it after", "answered 200", "→ 403", "rejected: revoked", "The demo is over"] {
+            #expect(result.stdout.contains(expected), "missing \(expected)")
+        }
+    }
+}
