@@ -42,6 +42,10 @@ let package = Package(
             "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto",
         ]),
 
+        // Benchmark helpers (run by the scripts in Tests/Benchmarks, release build).
+        .executableTarget(name: "depot-bench", dependencies: ["AppStore", "AppStoreSimulator", "DepotCore", "DepotCrypto"],
+                          path: "Tests/Benchmarks/DepotBench"),
+
         // Shared by the test targets: raw sockets, temporary trees, child processes.
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
 
