@@ -4,7 +4,7 @@ import Glibc
 
 /// Size, SHA-256 and per-chunk SHA-256 of a file, computed in one streaming pass with constant memory.
 struct FileDigest: Sendable, Equatable {
-    /// Why a file could not be read.
+    /// Why a file could not be read (or written, when copying).
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -13,11 +13,21 @@ struct FileDigest: Sendable, Equatable {
     var sha256: String
     var chunks: [PackManifest.Chunk]
 
-    /// Reads the file in blocks of at most 1 MiB; a chunk larger than the block is hashed across blocks.
     static func compute(path: String, chunkSize: Int64) -> Result<FileDigest, Failure> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(Failure(description: "cannot be read: \(systemMessage(errno))")) }
         defer { close(fd) }
+        do {
+            return .success(try stream(fd, chunkSize: chunkSize) { _ in })
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Reads `fd` to its end in blocks of at most 1 MiB that never cross a chunk boundary, hashing the whole file
+    /// and each chunk, and hands every block to `each` (a copy writes it out).
+    static func stream(_ fd: Int32, chunkSize: Int64,
+                       each: (UnsafeRawBufferPointer) throws(Failure) -> Void) throws(Failure) -> FileDigest {
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         let blockSize = Int(min(chunkSize, 1 << 20))
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: blockSize, alignment: 16)
@@ -33,10 +43,11 @@ struct FileDigest: Sendable, Equatable {
             let n = read(fd, buffer.baseAddress, want)
             if n < 0 {
                 if errno == EINTR { continue }
-                return .failure(Failure(description: "read failed: \(systemMessage(errno))"))
+                throw Failure(description: "read failed: \(systemMessage(errno))")
             }
             if n == 0 { break }
             let piece = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            try each(piece)
             whole.update(piece)
             chunk.update(piece)
             size += Int64(n)
@@ -50,6 +61,6 @@ struct FileDigest: Sendable, Equatable {
         if chunkFill > 0 {
             chunks.append(PackManifest.Chunk(offset: chunkStart, length: chunkFill, sha256: Hex.encode(chunk.finalize())))
         }
-        return .success(FileDigest(size: size, sha256: Hex.encode(whole.finalize()), chunks: chunks))
+        return FileDigest(size: size, sha256: Hex.encode(whole.finalize()), chunks: chunks)
     }
 }
