@@ -141,7 +141,12 @@ struct PackRoutes: Sendable {
     }
 
     private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File) -> Response {
-        guard let opened = OpenFile.open(path: version.directory + "/" + file.path) else {
+        // Path safety (spec §4.4), checked again on every request because the tree may have changed since the
+        // manifest was loaded: no component may be a symlink, and the file opened must be the one checked (a
+        // directory swapped for a symlink between the check and the open is caught by the identity comparison).
+        guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path),
+              let opened = OpenFile.open(path: version.directory + "/" + file.path),
+              FileStatus.identity(descriptor: opened.descriptor) == checked else {
             return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
         }
         guard opened.size == file.size else {
