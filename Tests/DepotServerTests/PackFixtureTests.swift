@@ -53,9 +53,10 @@ final class PackFixture: @unchecked Sendable {
     }
 
     /// Starts a server with the sample tree and publishes `testpack` version 1 into it.
-    static func start(big: Bool = false, configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> PackFixture {
+    static func start(big: Bool = false, extraFiles: [String: [UInt8]] = [:],
+                      configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> PackFixture {
         let depot = try await TestDepot.start(configure: configure)
-        let files = standardFiles(big: big)
+        let files = standardFiles(big: big).merging(extraFiles) { $1 }
         let manifest = try publish(files, into: depot, at: publishTime)
         #expect(depot.app.reloadCatalog())
         let secret = try #require(depot.app.configuration.tokenSecret)
@@ -138,9 +139,10 @@ final class PackFixture: @unchecked Sendable {
     func stop() async { await depot.stop() }
 
     /// Runs `body` with a fresh fixture and stops its server afterwards, whether `body` throws or not.
-    static func with<T>(big: Bool = false, configure: (inout DepotConfiguration) -> Void = { _ in },
+    static func with<T>(big: Bool = false, extraFiles: [String: [UInt8]] = [:],
+                        configure: (inout DepotConfiguration) -> Void = { _ in },
                         _ body: (PackFixture) async throws -> T) async throws -> T {
-        let fixture = try await start(big: big, configure: configure)
+        let fixture = try await start(big: big, extraFiles: extraFiles, configure: configure)
         do {
             let result = try await body(fixture)
             await fixture.stop()
@@ -164,6 +166,14 @@ extension TestDepot {
             await depot.stop()
             throw error
         }
+    }
+}
+
+/// Runs blocking work (sockets that wait, child processes, deliberate pauses) on its own thread, so it never
+/// holds one of the few threads of Swift's cooperative pool.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
 
