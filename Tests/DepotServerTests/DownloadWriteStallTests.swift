@@ -10,19 +10,11 @@ import Testing
 /// that stops reading is cut off once no progress was made for the timeout; a slow but steady reader is not,
 /// however long its whole download takes; other clients are answered meanwhile.
 @Suite struct DownloadWriteStallTests {
-    static let hugeFile = "huge.bin"
-    /// Larger than the server's largest send buffer (4 MiB here) plus the client's receive buffer.
-    static let hugeSize = 12 << 20
-
-    /// Limits a client socket's receive buffer, so the server's writes block as soon as the client stops reading.
-    static func limitReceiveBuffer(_ connection: RawHTTPConnection, bytes: Int32) {
-        var size = bytes
-        setsockopt(connection.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-    }
+    static let hugeFile = PackFixture.hugeFile
+    static let hugeSize = PackFixture.hugeSize
 
     @Test func stalledReaderIsCutOffSteadyReaderFinishes() async throws {
-        let huge = PackFixture.bytes(Self.hugeSize, seed: 41)
-        try await PackFixture.with(extraFiles: [Self.hugeFile: huge], configure: { $0.writeTimeout = 1 }) { fixture in
+        try await PackFixture.with(extraFiles: PackFixture.hugeFiles(), configure: { $0.writeTimeout = 1 }) { fixture in
             let server = fixture.depot.app.server
             let port = fixture.depot.port
             let target = fixture.fileURL(Self.hugeFile)
@@ -33,7 +25,7 @@ import Testing
             // 1. A client asks for the huge file and never reads.
             let stall = try await onThread { () throws -> (seconds: Double?, received: Int, closed: Bool) in
                 let stalled = try RawHTTPConnection(port: port)
-                Self.limitReceiveBuffer(stalled, bytes: 16 * 1024)
+                stalled.limitReceiveBuffer(to: 16 * 1024)
                 stalled.send(request)
                 let start = Date()
 
@@ -68,7 +60,7 @@ import Testing
             //    more than the timeout in all — it completes.
             let steady = try await onThread { () throws -> (sha: String, seconds: Double) in
                 let connection = try RawHTTPConnection(port: port)
-                Self.limitReceiveBuffer(connection, bytes: 64 * 1024)
+                connection.limitReceiveBuffer(to: 64 * 1024)
                 connection.send(request)
                 let start = Date()
                 var buffer: [UInt8] = []

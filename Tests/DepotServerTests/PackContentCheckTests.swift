@@ -107,6 +107,23 @@ import Testing
                 "\(summary.problems.map(\.description))")
     }
 
+    /// The server trusts the manifest but never sends a body whose length contradicts it: a file that changed size
+    /// on disk is a 500, not a truncated or overlong download under the manifest's ETag.
+    @Test(arguments: [-1, 1])
+    func servedFileWhoseSizeChanged(_ delta: Int) async throws {
+        try await PackFixture.with { fixture in
+            var bytes = try #require(fixture.contents["range.bin"])
+            if delta < 0 { bytes.removeLast() } else { bytes.append(0) }
+            fixture.depot.tree.write("content/testpack/1/range.bin", bytes)
+            for headers in [[:], ["Range": "bytes=0-9"]] as [[String: String]] {
+                let response = try fixture.request(fixture.fileURL("range.bin"), headers)
+                #expect(response.status == 500)
+                #expect(response.text.contains("content_corrupt"))
+                #expect(response.header("ETag") == nil)
+            }
+        }
+    }
+
     /// `depot check` prints each problem and exits 1; a clean tree exits 0.
     @Test func commandLine() throws {
         let (tree, paths) = try Self.tree()

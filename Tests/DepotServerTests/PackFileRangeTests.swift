@@ -163,6 +163,18 @@ import Testing
         #expect(response.body == fixture.contents["range.bin"])
     }
 
+    /// RFC 9110 §17.15: thousands of ranges cost no more than 17 — the header is ignored and the full file sent.
+    @Test func thousandsOfRangesAreIgnoredCheaply() async throws {
+        let fixture = try await PackFixture.shared.value
+        let header = "bytes=" + (0..<2500).map { "\($0 % 1000)-\($0 % 1000)" }.joined(separator: ",")
+        #expect(header.utf8.count < 30_000)
+        let started = Date()
+        let response = try fixture.request(fixture.fileURL("range.bin"), ["Range": header])
+        #expect(response.status == 200)
+        #expect(response.body == fixture.contents["range.bin"])
+        #expect(Date().timeIntervalSince(started) < 1)
+    }
+
     /// A multipart answer over a larger file, its parts streamed from disk across chunk boundaries.
     @Test func multipartAcrossChunksOfALargerFile() async throws {
         let fixture = try await PackFixture.shared.value

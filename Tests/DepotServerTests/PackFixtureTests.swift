@@ -14,8 +14,14 @@ final class PackFixture: @unchecked Sendable {
     /// The publish time of version 1 (the files' `Last-Modified`).
     static let publishTime: Int64 = 1_780_000_000
     static let bigFile = "big.bin"
-    /// 4 MiB and a bit: large enough to outlast socket buffers, small enough to stay fast.
+    /// 4 MiB and a bit: a realistic pack file, small enough to stay fast.
     static let bigSize = (4 << 20) + 1234
+    static let hugeFile = "huge.bin"
+    /// Larger than the server's largest socket send buffer (4 MiB) plus a client's limited receive buffer, so a
+    /// download of it is still in progress on the server while the client holds back.
+    static let hugeSize = 12 << 20
+    /// `[hugeFile: 12 MiB]`, for `extraFiles:`.
+    static func hugeFiles() -> [String: [UInt8]] { [hugeFile: bytes(hugeSize, seed: 41)] }
 
     let depot: TestDepot
     let authority: DownloadTokenAuthority
@@ -174,6 +180,14 @@ extension TestDepot {
 func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+extension RawHTTPConnection {
+    /// Limits the socket's receive buffer, so the server's writes block as soon as this client stops reading.
+    func limitReceiveBuffer(to bytes: Int32) {
+        var size = bytes
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
 }
 

@@ -10,13 +10,14 @@ import Testing
 /// bytes, old URLs keep working, the redirect moves, and a validator of the old bytes never splices new ones.
 @Suite struct PackPublishTests {
     @Test func newVersionWhileTheOldOneServes() async throws {
-        try await PackFixture.with(big: true) { fixture in
+        try await PackFixture.with(extraFiles: PackFixture.hugeFiles()) { fixture in
             let v1 = fixture.contents
             let token = fixture.token()
 
-            // A download of the big file in flight: head and some bytes read, the rest still on its way.
+            // A download of the huge file in flight: head and some bytes read, most of it still on the server.
             let inFlight = try fixture.depot.connect()
-            inFlight.send("GET \(fixture.fileURL(PackFixture.bigFile)) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            inFlight.limitReceiveBuffer(to: 16 * 1024)
+            inFlight.send("GET \(fixture.fileURL(PackFixture.hugeFile)) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
             var received: [UInt8] = []
             while received.count < 100_000 {
                 let piece = try #require(inFlight.readSome())
@@ -24,9 +25,9 @@ import Testing
                 received += piece
             }
 
-            // Version 2: big.bin and range.bin change, notes.txt stays, noext goes, new.bin arrives.
+            // Version 2: huge.bin and range.bin change, notes.txt stays, noext goes, new.bin arrives.
             var v2 = v1
-            v2[PackFixture.bigFile] = PackFixture.bytes(PackFixture.bigSize, seed: 1007)
+            v2[PackFixture.hugeFile] = PackFixture.bytes(PackFixture.hugeSize, seed: 1007)
             v2["range.bin"] = PackFixture.bytes(1000, seed: 1001)
             v2["noext"] = nil
             v2["new.bin"] = Array("new in version 2".utf8)
@@ -37,14 +38,14 @@ import Testing
 
             // The in-flight download completes with the old bytes.
             let headEnd = try #require(RawBytes.find([13, 10, 13, 10], in: received))
-            while received.count < headEnd + 4 + PackFixture.bigSize {
+            while received.count < headEnd + 4 + PackFixture.hugeSize {
                 let piece = try #require(inFlight.readSome())
                 try #require(!piece.isEmpty)
                 received += piece
             }
             let body = Array(received[(headEnd + 4)...])
-            #expect(body.count == PackFixture.bigSize)
-            #expect(Hex.encode(SHA256.hash(body)) == (try fixture.entry(PackFixture.bigFile)).sha256)
+            #expect(body.count == PackFixture.hugeSize)
+            #expect(Hex.encode(SHA256.hash(body)) == (try fixture.entry(PackFixture.hugeFile)).sha256)
 
             // Old URLs still serve the old bytes and manifest.
             let oldRange = try fixture.request(fixture.fileURL("range.bin", version: 1))
@@ -92,6 +93,38 @@ import Testing
                                                            contentDirectory: fixture.depot.contentDirectory,
                                                            dataDirectory: fixture.depot.dataDirectory))
             #expect(summary.problems.isEmpty, "\(summary.problems)")
+        }
+    }
+}
+
+extension PackPublishTests {
+    /// `depot prune` removes an old version from disk while a download of it is in flight: the download still
+    /// completes (the open file outlives its name), and the version is gone for new requests.
+    @Test func pruneDuringAnInFlightDownload() async throws {
+        try await PackFixture.with(extraFiles: PackFixture.hugeFiles()) { fixture in
+            let token = fixture.token()
+            let inFlight = try fixture.depot.connect()
+            inFlight.limitReceiveBuffer(to: 16 * 1024)
+            inFlight.send("GET \(fixture.fileURL(PackFixture.hugeFile)) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+            var received = try #require(inFlight.readSome())
+            try PackFixture.publish(["other.bin": [1, 2, 3]], into: fixture.depot, at: PackFixture.publishTime + 10)
+            let paths = DepotPaths(catalogDirectory: fixture.depot.catalogDirectory, contentDirectory: fixture.depot.contentDirectory,
+                                   dataDirectory: fixture.depot.dataDirectory)
+            let removed = try Publisher(paths: paths).prune(keep: 1)
+            #expect(removed.contains("testpack/1"))
+            #expect(!FileManager.default.fileExists(atPath: fixture.depot.contentDirectory + "/testpack/1"))
+            #expect(fixture.depot.app.reloadCatalog())
+
+            let headEnd = try #require(RawBytes.find([13, 10, 13, 10], in: received))
+            while received.count < headEnd + 4 + PackFixture.hugeSize {
+                let piece = try #require(inFlight.readSome())
+                try #require(!piece.isEmpty)
+                received += piece
+            }
+            #expect(Array(received[(headEnd + 4)...]) == fixture.contents[PackFixture.hugeFile])
+            #expect(try fixture.request(fixture.fileURL("range.bin", version: 1)).status == 404)
+            #expect(try fixture.request("/v1/packs/testpack/1/manifest").status == 404)
+            #expect(try fixture.request(fixture.fileURL("other.bin", version: 2)).body == [1, 2, 3])
         }
     }
 }

@@ -133,6 +133,34 @@ import Testing
         #expect(try fixture.request("/v1/packs/testpack/1/manifest?available=100&token=\(token)", credential: .none).status == 200)
     }
 
+    /// spec §4.6: tokens never appear in logs, whether they came in the query or the header, valid or not.
+    @Test func tokensNeverReachTheLog() async throws {
+        let fixture = try await PackFixture.shared.value
+        let inQuery = fixture.token(transaction: "log-query-\(UUID().uuidString)")
+        let inHeader = fixture.token(transaction: "log-header-\(UUID().uuidString)")
+        let invalid = "bm9wZQ.log-invalid-\(UUID().uuidString)"
+        let path = fixture.fileURL("notes.txt")
+        let connection = try fixture.depot.connect()
+        for request in [
+            "GET \(path)?token=\(inQuery) HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET \(path) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(inHeader)\r\n\r\n",
+            "GET \(path)?token=\(invalid) HTTP/1.1\r\nHost: x\r\n\r\n",
+            "GET /v1/packs/testpack/manifest?token=\(inQuery) HTTP/1.1\r\nHost: x\r\n\r\n",
+            // A keep-alive connection logs an exchange before it reads the next request: this one flushes the others.
+            "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+        ] {
+            connection.send(request)
+            _ = try connection.readResponse()
+        }
+        let lines = fixture.depot.logs.lines
+        #expect(lines.filter { $0.contains(path) }.count >= 3)
+        for secret in [inQuery, inHeader, invalid] {
+            for part in secret.split(separator: ".") where part.count > 8 {
+                #expect(!lines.contains { $0.contains(part) }, "a token appears in the log")
+            }
+        }
+    }
+
     // MARK: - Revocation
 
     /// A refund recorded in the ledger cuts the token off at once, on every pack URL; a reversal restores it.
@@ -161,6 +189,25 @@ import Testing
 
         _ = try await ledger.apply(notificationID: UUID().uuidString, type: "REFUND_REVERSED", revoke: [], restore: [original], now: Date())
         for target in Self.targets { #expect(try fixture.request(target, credential: .bearer(token)).status < 400) }
+    }
+
+    /// A purchase moved to another app account (`--account-policy transfer`): the previous account's tokens stop.
+    @Test func transferredToAnotherAccount() async throws {
+        let fixture = try await PackFixture.shared.value
+        let ledger = try #require(fixture.depot.app.ledger)
+        let original = "moved-\(UUID().uuidString)"
+        let purchase = LedgerPurchase(transactionID: original, originalTransactionID: original, productID: PackFixture.product,
+                                      environment: "Sandbox", purchaseDate: Date(), source: .jws)
+        let target = fixture.fileURL("range.bin")
+        let first = fixture.token(transaction: original, account: "first-account")
+        let second = fixture.token(transaction: original, account: "second-account")
+        _ = try await ledger.record([purchase], account: "first-account", policy: .transfer, now: Date())
+        #expect(try fixture.request(target, credential: .bearer(first)).status == 200)
+        _ = try await ledger.record([purchase], account: "second-account", policy: .transfer, now: Date())
+        let refused = try fixture.request(target, credential: .bearer(first))
+        #expect(refused.status == 403)
+        #expect(refused.body != fixture.contents["range.bin"])
+        #expect(try fixture.request(target, credential: .bearer(second)).status == 200)
     }
 
     /// An access checker that refuses chosen transactions and records what it was asked.
