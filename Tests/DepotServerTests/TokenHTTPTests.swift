@@ -97,28 +97,38 @@ import Testing
 
     struct AuthorizationRow: Sendable, CustomTestStringConvertible {
         let name: String
+        /// Header lines, given the valid token.
         let lines: @Sendable (String) -> [String]
+        /// Whether the valid token is also sent as `?token=`.
+        let query: Bool
         let status: Int
         let code: String?
         var testDescription: String { name }
     }
 
     static let authorizationRows: [AuthorizationRow] = [
-        AuthorizationRow(name: "Basic scheme", lines: { _ in ["Authorization: Basic dXNlcjpwYXNz"] }, status: 401, code: "token_invalid"),
-        AuthorizationRow(name: "Bearer without token", lines: { _ in ["Authorization: Bearer"] }, status: 401, code: "token_invalid"),
-        AuthorizationRow(name: "token without scheme", lines: { ["Authorization: " + $0] }, status: 401, code: "token_invalid"),
-        AuthorizationRow(name: "two Authorization lines", lines: { ["Authorization: Bearer " + $0, "Authorization: Bearer " + $0] },
+        AuthorizationRow(name: "Basic scheme", lines: { _ in ["Authorization: Basic dXNlcjpwYXNz"] }, query: false,
+                         status: 401, code: "token_missing"),
+        AuthorizationRow(name: "Basic scheme and a query token", lines: { _ in ["Authorization: Basic dXNlcjpwYXNz"] }, query: true,
+                         status: 200, code: nil),
+        AuthorizationRow(name: "token without scheme", lines: { ["Authorization: " + $0] }, query: false, status: 401, code: "token_missing"),
+        AuthorizationRow(name: "Bearer without token", lines: { _ in ["Authorization: Bearer"] }, query: false, status: 401, code: "token_invalid"),
+        AuthorizationRow(name: "Bearer without token and a query token", lines: { _ in ["Authorization: Bearer"] }, query: true,
                          status: 401, code: "token_invalid"),
-        AuthorizationRow(name: "extra spaces after Bearer", lines: { ["Authorization: Bearer    " + $0] }, status: 200, code: nil),
-        AuthorizationRow(name: "header wins over query", lines: { _ in ["Authorization: Bearer nonsense.token"] }, status: 401,
-                         code: "token_invalid"),
+        AuthorizationRow(name: "two Bearer lines", lines: { ["Authorization: Bearer " + $0, "Authorization: Bearer " + $0] }, query: false,
+                         status: 401, code: "token_invalid"),
+        AuthorizationRow(name: "Basic and Bearer lines", lines: { ["Authorization: Basic dXNlcjpwYXNz", "Authorization: Bearer " + $0] },
+                         query: false, status: 200, code: nil),
+        AuthorizationRow(name: "extra spaces after Bearer", lines: { ["Authorization: Bearer    " + $0] }, query: false, status: 200, code: nil),
+        AuthorizationRow(name: "a bad Bearer token wins over a good query token", lines: { _ in ["Authorization: Bearer nonsense.token"] },
+                         query: true, status: 401, code: "token_invalid"),
     ]
 
     @Test(arguments: authorizationRows)
     func authorizationField(_ row: AuthorizationRow) async throws {
         let fixture = try await PackFixture.shared.value
         let token = fixture.token()
-        let target = fixture.fileURL("range.bin") + (row.name == "header wins over query" ? "?token=" + token : "")
+        let target = fixture.fileURL("range.bin") + (row.query ? "?token=" + token : "")
         let raw = "GET \(target) HTTP/1.1\r\nHost: x\r\n" + row.lines(token).map { $0 + "\r\n" }.joined() + "\r\n"
         let response = try fixture.depot.request(raw)
         if let code = row.code { Self.expectError(response, row.status, code) } else { #expect(response.status == row.status) }

@@ -86,14 +86,18 @@ struct PackRoutes: Sendable {
         return .success(.file(pack: packID, version: version, path: path))
     }
 
-    /// Checks the token: `Authorization: Bearer` first, else `?token=`.
+    /// Checks the token: `Authorization: Bearer` first, else `?token=`. An Authorization field of another scheme
+    /// (Basic credentials added by a proxy or a download manager) carries no download token and does not hide
+    /// one in the query (spec §4.3: the token is accepted as a bearer token *or* in the query).
     private func authorize(head: RequestHead, target: RequestTarget, pack: String) -> Result<Void, TokenRejection> {
         var token: String?
-        let authorizations = head.fields.values("authorization")
-        if authorizations.count > 1 { return .failure(.invalid) }
-        if let value = authorizations.first {
+        let bearers = head.fields.values("authorization").filter {
+            $0.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
+        }
+        if bearers.count > 1 { return .failure(.invalid) }
+        if let value = bearers.first {
             let parts = value.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.invalid) }
+            guard parts.count == 2, !parts[1].trimmingOWS().isEmpty else { return .failure(.invalid) }
             token = String(parts[1].trimmingOWS())
         } else if let query = target.queryValue("token") {
             token = query
