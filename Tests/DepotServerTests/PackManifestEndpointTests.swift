@@ -121,6 +121,26 @@ import Testing
         #expect(head.header("ETag") == etag)
     }
 
+    /// The manifest is a byte representation like any other: single and multiple ranges, If-Range with its own tag.
+    @Test func manifestRanges() async throws {
+        let fixture = try await PackFixture.shared.value
+        let stored = try #require(fixture.depot.tree.read("content/testpack/1/manifest.json"))
+        let etag = try #require(try fixture.request("/v1/packs/testpack/1/manifest").header("ETag"))
+        let single = try fixture.request("/v1/packs/testpack/1/manifest", ["Range": "bytes=10-19", "If-Range": etag])
+        #expect(single.status == 206)
+        #expect(single.body == Array(stored[10...19]))
+        #expect(single.header("Content-Range") == "bytes 10-19/\(stored.count)")
+        let stale = try fixture.request("/v1/packs/testpack/1/manifest", ["Range": "bytes=10-19", "If-Range": "\"stale\""])
+        #expect(stale.status == 200)
+        #expect(stale.body == stored)
+        let multi = try fixture.request("/v1/packs/testpack/1/manifest", ["Range": "bytes=0-4,-5"])
+        #expect(multi.status == 206)
+        let type = try #require(multi.header("Content-Type"))
+        let parts = try MultipartByteRanges.parse(body: multi.body, boundary: String(type.dropFirst("multipart/byteranges; boundary=".count)))
+        #expect(parts.map(\.bytes) == [Array(stored[0...4]), Array(stored.suffix(5))])
+        #expect(parts.map(\.contentType) == ["application/json; charset=utf-8", "application/json; charset=utf-8"])
+    }
+
     // MARK: - Plan over HTTP
 
     /// The plan added by `?available=`: exactly the spec's fields, the values of `ChunkPlan` for that manifest.

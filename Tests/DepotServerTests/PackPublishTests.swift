@@ -31,7 +31,7 @@ import Testing
             v2["range.bin"] = PackFixture.bytes(1000, seed: 1001)
             v2["noext"] = nil
             v2["new.bin"] = Array("new in version 2".utf8)
-            let published2 = PackFixture.publishTime + 100
+            let published2: Int64 = 4_102_444_817   // 2100-01-01T00:00:17Z: dates past 2038 work
             let manifest2 = try PackFixture.publish(v2, into: fixture.depot, at: published2)
             #expect(manifest2.version == 2)
             #expect(fixture.depot.app.reloadCatalog())
@@ -61,6 +61,9 @@ import Testing
             let newManifest = try fixture.request("/v1/packs/testpack/2/manifest", credential: .bearer(token))
             #expect(newManifest.status == 200)
             #expect(newManifest.body == manifest2.encoded())
+            #expect(manifest2.published == "2100-01-01T00:00:17Z")
+            #expect(newManifest.header("Last-Modified") == "Fri, 01 Jan 2100 00:00:17 GMT")
+            #expect(try fixture.request(fixture.fileURL("new.bin", version: 2)).header("Last-Modified") == "Fri, 01 Jan 2100 00:00:17 GMT")
             #expect(try fixture.request(fixture.fileURL("new.bin", version: 2)).body == v2["new.bin"])
             #expect(try fixture.request(fixture.fileURL("noext", version: 2)).status == 404)
 
