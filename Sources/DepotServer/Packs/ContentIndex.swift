@@ -94,16 +94,38 @@ enum FileStatus {
 
     /// True when `relative` names a regular file under `base` and no component of it is a symlink.
     static func isContainedRegularFile(base: String, relative: String) -> Bool {
+        containedRegularFile(base: base, relative: relative) != nil
+    }
+
+    /// Device and inode of `relative` under `base` when `base` and every component before the last are real
+    /// directories and the last a regular file — no symlink anywhere from `base` down; nil otherwise.
+    static func containedRegularFile(base: String, relative: String) -> FileIdentity? {
+        guard isDirectory(base) else { return nil }
         var path = base
         let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
         for (i, part) in parts.enumerated() {
             path += "/" + part
             var info = stat()
-            guard lstat(path, &info) == 0 else { return false }
+            guard lstat(path, &info) == 0 else { return nil }
             let kind = info.st_mode & S_IFMT
-            if i == parts.count - 1 { return kind == S_IFREG }
-            guard kind == S_IFDIR else { return false }
+            if i == parts.count - 1 {
+                return kind == S_IFREG ? FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino)) : nil
+            }
+            guard kind == S_IFDIR else { return nil }
         }
-        return false
+        return nil
     }
+
+    /// Device and inode of an open file.
+    static func identity(descriptor: Int32) -> FileIdentity? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+}
+
+/// Which file a path or descriptor refers to.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
 }

@@ -86,14 +86,18 @@ struct PackRoutes: Sendable {
         return .success(.file(pack: packID, version: version, path: path))
     }
 
-    /// Checks the token: `Authorization: Bearer` first, else `?token=`.
+    /// Checks the token: `Authorization: Bearer` first, else `?token=`. An Authorization field of another scheme
+    /// (Basic credentials added by a proxy or a download manager) carries no download token and does not hide
+    /// one in the query (spec §4.3: the token is accepted as a bearer token *or* in the query).
     private func authorize(head: RequestHead, target: RequestTarget, pack: String) -> Result<Void, TokenRejection> {
         var token: String?
-        let authorizations = head.fields.values("authorization")
-        if authorizations.count > 1 { return .failure(.invalid) }
-        if let value = authorizations.first {
+        let bearers = head.fields.values("authorization").filter {
+            $0.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
+        }
+        if bearers.count > 1 { return .failure(.invalid) }
+        if let value = bearers.first {
             let parts = value.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else { return .failure(.invalid) }
+            guard parts.count == 2, !parts[1].trimmingOWS().isEmpty else { return .failure(.invalid) }
             token = String(parts[1].trimmingOWS())
         } else if let query = target.queryValue("token") {
             token = query
@@ -141,7 +145,12 @@ struct PackRoutes: Sendable {
     }
 
     private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File) -> Response {
-        guard let opened = OpenFile.open(path: version.directory + "/" + file.path) else {
+        // Path safety (spec §4.4), checked again on every request because the tree may have changed since the
+        // manifest was loaded: no component may be a symlink, and the file opened must be the one checked (a
+        // directory swapped for a symlink between the check and the open is caught by the identity comparison).
+        guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path),
+              let opened = OpenFile.open(path: version.directory + "/" + file.path),
+              FileStatus.identity(descriptor: opened.descriptor) == checked else {
             return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
         }
         guard opened.size == file.size else {
