@@ -101,7 +101,7 @@ struct RejectedHead: CustomTestStringConvertible, Sendable {
 struct RequestHeadParserRejectionTests {
     @Test("malformed heads get their status", arguments: RejectedHead.table)
     func rejected(row: RejectedHead) {
-        #expect(outcome(parseOnce(row.bytes)) == .failure(row.status))
+        #expect(headOutcome(parseHeadOnce(row.bytes)) == .failure(row.status))
     }
 
     @Test("every refusal has a message and one status", arguments: [
@@ -116,9 +116,9 @@ struct RequestHeadParserRejectionTests {
     @Test("an endless run of empty lines before the request line is refused, not buffered")
     func emptyLineFlood() {
         let flood: [UInt8] = (0..<64 * 1024).map { $0 % 2 == 0 ? 0x0D : 0x0A }
-        #expect(outcome(parseOnce(flood)) == .failure(400))
+        #expect(headOutcome(parseHeadOnce(flood)) == .failure(400))
         // A few are still ignored.
         let few = Array(String(repeating: "\r\n", count: 8).utf8) + Array("GET / HTTP/1.1\r\nHost: a\r\n\r\n".utf8)
-        #expect(outcome(parseOnce(few)) == .head(method: "GET", target: "/", consumed: few.count))
+        #expect(headOutcome(parseHeadOnce(few)) == .head(method: "GET", target: "/", consumed: few.count))
     }
 }

@@ -2,7 +2,7 @@ import Testing
 import HTTP
 
 /// What one `parse` call said, in a comparable form.
-enum ParseOutcome: Equatable, CustomStringConvertible {
+enum HeadParseOutcome: Equatable, CustomStringConvertible {
     case incomplete
     case head(method: String, target: String, consumed: Int)
     case failure(Int)
@@ -19,16 +19,16 @@ enum ParseOutcome: Equatable, CustomStringConvertible {
 }
 
 /// Parses `bytes` in one call with a fresh parser.
-func parseOnce(_ bytes: [UInt8], limits: HTTPLimits = HTTPLimits()) -> RequestHeadParser.Result {
+func parseHeadOnce(_ bytes: [UInt8], limits: HTTPLimits = HTTPLimits()) -> RequestHeadParser.Result {
     var parser = RequestHeadParser(limits: limits)
     return bytes.withUnsafeBytes { parser.parse($0) }
 }
 
-func parseOnce(_ text: String, limits: HTTPLimits = HTTPLimits()) -> RequestHeadParser.Result {
-    parseOnce(Array(text.utf8), limits: limits)
+func parseHeadOnce(_ text: String, limits: HTTPLimits = HTTPLimits()) -> RequestHeadParser.Result {
+    parseHeadOnce(Array(text.utf8), limits: limits)
 }
 
-func outcome(_ result: RequestHeadParser.Result) -> ParseOutcome {
+func headOutcome(_ result: RequestHeadParser.Result) -> HeadParseOutcome {
     switch result {
     case .incomplete: .incomplete
     case .head(let head, let consumed): .head(method: head.method.description, target: head.target, consumed: consumed)
@@ -38,8 +38,8 @@ func outcome(_ result: RequestHeadParser.Result) -> ParseOutcome {
 
 /// The head, or a test failure.
 func parsedHead(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> RequestHead {
-    guard case .head(let head, let consumed) = parseOnce(text) else {
-        Issue.record("not a complete head: \(outcome(parseOnce(text)))", sourceLocation: sourceLocation)
+    guard case .head(let head, let consumed) = parseHeadOnce(text) else {
+        Issue.record("not a complete head: \(headOutcome(parseHeadOnce(text)))", sourceLocation: sourceLocation)
         throw ParseTestFailure()
     }
     #expect(consumed == text.utf8.count, sourceLocation: sourceLocation)
@@ -65,7 +65,7 @@ struct RequestHeadParserTests {
     @Test("consumed stops at the end of the head; the rest belongs to the body or the next request")
     func consumedStopsAtHeadEnd() {
         let head = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\n"
-        let result = outcome(parseOnce(head + "helloGET / HTTP/1.1\r\n"))
+        let result = headOutcome(parseHeadOnce(head + "helloGET / HTTP/1.1\r\n"))
         #expect(result == .head(method: "POST", target: "/echo", consumed: head.utf8.count))
     }
 
@@ -83,7 +83,7 @@ struct RequestHeadParserTests {
         var bytes = Array("GET / HTTP/1.1\r\nHost: a\r\nX: caf".utf8)
         bytes += [0xC3, 0xA9, 0xFF]
         bytes += Array("\r\n\r\n".utf8)
-        guard case .head(let head, _) = parseOnce(bytes) else { Issue.record("refused"); return }
+        guard case .head(let head, _) = parseHeadOnce(bytes) else { Issue.record("refused"); return }
         #expect(head.fields.first("x") != nil)
     }
 
@@ -91,7 +91,7 @@ struct RequestHeadParserTests {
     @Test("empty lines before the request line are ignored and consumed", arguments: ["\r\n", "\n", "\r\n\r\n", "\n\r\n"])
     func leadingEmptyLines(prefix: String) {
         let text = prefix + "GET /a HTTP/1.1\r\nHost: a\r\n\r\n"
-        #expect(outcome(parseOnce(text)) == .head(method: "GET", target: "/a", consumed: text.utf8.count))
+        #expect(headOutcome(parseHeadOnce(text)) == .head(method: "GET", target: "/a", consumed: text.utf8.count))
     }
 
     // RFC 9112 §2.2: a recipient MAY recognise a single LF as a line terminator.
@@ -117,7 +117,7 @@ struct RequestHeadParserTests {
     @Test("OPTIONS * is the only asterisk-form")
     func asteriskForm() throws {
         #expect(try parsedHead("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").target == "*")
-        #expect(outcome(parseOnce("GET * HTTP/1.1\r\nHost: a\r\n\r\n")) == .failure(400))
+        #expect(headOutcome(parseHeadOnce("GET * HTTP/1.1\r\nHost: a\r\n\r\n")) == .failure(400))
     }
 
     @Test("methods are case-sensitive tokens", arguments: [
@@ -174,6 +174,6 @@ struct RequestHeadParserTests {
         "GET / HTTP/1.1\r\nHost: a\r\n\r", "GET / HTTP/1.1\nHost: a\n",
     ])
     func incomplete(text: String) {
-        #expect(outcome(parseOnce(text)) == .incomplete)
+        #expect(headOutcome(parseHeadOnce(text)) == .incomplete)
     }
 }
