@@ -224,7 +224,9 @@ public struct RequestHeadParser: Sendable {
         if minor == 0 { keepAlive = false }
 
         var expectsContinue = false
-        for value in expectValues {
+        // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request MUST be ignored
+        // (and §15.2: no 1xx response is sent to an HTTP/1.0 client).
+        for value in expectValues where minor >= 1 {
             if value.lowercased() == "100-continue" { expectsContinue = true }
         }
         return .success(RequestHead(method: method, target: target, minorVersion: minor, fields: fields,

@@ -169,6 +169,13 @@ struct RequestHeadParserTests {
         #expect(head.expectsContinue == expected)
     }
 
+    // RFC 9110 §10.1.1: a server that receives a 100-continue expectation in an HTTP/1.0 request MUST ignore it.
+    @Test("Expect: 100-continue in an HTTP/1.0 request is ignored")
+    func expectContinueHTTP10() throws {
+        let head = try parsedHead("POST /echo HTTP/1.0\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+        #expect(!head.expectsContinue)
+    }
+
     @Test("incomplete heads ask for more bytes", arguments: [
         "", "\r\n", "G", "GET / HTTP/1.1", "GET / HTTP/1.1\r", "GET / HTTP/1.1\r\n", "GET / HTTP/1.1\r\nHost: a\r\n",
         "GET / HTTP/1.1\r\nHost: a\r\n\r", "GET / HTTP/1.1\nHost: a\n",

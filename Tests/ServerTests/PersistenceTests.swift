@@ -132,6 +132,21 @@ extension ServerTests {
             await server.stop()
         }
 
+        @Test("pipelined file downloads to a slow reader (partial writes) stay in order and intact")
+        func pipelinedFilesSlowReader() async throws {
+            let server = try TestServer(writeTimeout: 5000)
+            let connection = try server.connect()
+            connection.setReceiveBuffer(64 * 1024)
+            connection.send(get("/file") + "HEAD /file HTTP/1.1\r\nHost: t\r\n\r\n" + get("/file") + get("/hello") + get("/file"))
+            usleep(100_000)   // slow on purpose: let the server run into a full socket
+            #expect(try connection.readResponse().body == patternBytes(100_000))
+            #expect(try connection.readResponse(isHead: true).header("Content-Length") == "100000")
+            #expect(try connection.readResponse().body == patternBytes(100_000))
+            #expect(try connection.readResponse().text == "hello\n")
+            #expect(try connection.readResponse().body == patternBytes(100_000))
+            await server.stop()
+        }
+
         @Test("curl reuses one connection for several requests")
         func curlKeepAlive() async throws {
             let curl = try #require(ProcessRunner.which("curl"))

@@ -103,6 +103,20 @@ extension ServerTests {
             await server.stop()
         }
 
+        // RFC 9110 §15.2: a server MUST NOT send a 1xx response to an HTTP/1.0 client.
+        @Test("Expect: 100-continue from an HTTP/1.0 client gets no 100, only the final response")
+        func expectContinueHTTP10() async throws {
+            let server = try TestServer()
+            let connection = try server.connect()
+            connection.send("POST /echo HTTP/1.0\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nhello")
+            let (bytes, closed) = connection.readUntilClose()
+            #expect(closed)
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 200 OK\r\n"))
+            #expect(text.hasSuffix("\r\n\r\nhello"))
+            await server.stop()
+        }
+
         @Test("Expect: 100-continue with a chunked body")
         func expectContinueChunked() async throws {
             let server = try TestServer()
