@@ -35,8 +35,8 @@ public struct ChunkedDecoder: Sendable {
     }
 
     public var isDone: Bool { state == .done }
-    /// Decoded bytes so far.
-    public var decodedBytes: Int64 { total }
+    /// Decoded bytes so far (`total` already counts the whole of the chunk in progress).
+    public var decodedBytes: Int64 { state == .data ? total - chunkRemaining : total }
 
     /// Consumes bytes from `input`, calling `emit` with each run of body data.
     /// Returns how many input bytes were consumed; stops right after the final CRLF.

@@ -21,13 +21,15 @@ public struct RequestHeadParser: Sendable {
     public var limits: HTTPLimits
     /// Bytes of the current buffer already searched for the end of the head.
     private var scanned = 0
+    /// Bytes of the current buffer already searched for the end of the request line.
+    private var lineScanned = 0
 
     public init(limits: HTTPLimits = HTTPLimits()) {
         self.limits = limits
     }
 
     /// Forget the scan position (call after the consumed bytes were removed from the buffer).
-    public mutating func reset() { scanned = 0 }
+    public mutating func reset() { scanned = 0; lineScanned = 0 }
 
     /// Looks for a complete head at the start of `buffer`.
     public mutating func parse(_ buffer: UnsafeRawBufferPointer) -> Result {
@@ -36,14 +38,18 @@ public struct RequestHeadParser: Sendable {
         // RFC 9112 §2.2: ignore empty lines before the request line.
         var start = 0
         while start < count, base[start] == 0x0D || base[start] == 0x0A { start += 1 }
+        // Empty lines are not kept forever: a stream of them would otherwise be buffered without limit.
+        if start > limits.maxRequestLineBytes { return .failure(.badRequest("Too many empty lines before the request line.")) }
         if start == count { return .incomplete }
 
-        // The request line ends at the first LF.
-        guard let lineEnd = Self.find(0x0A, in: base, from: start, to: count) else {
+        // The request line ends at the first LF (bytes already searched are not searched again).
+        guard let lineEnd = Self.find(0x0A, in: base, from: max(start, lineScanned), to: count) else {
             if count - start > limits.maxRequestLineBytes + 1 { return .failure(.uriTooLong) }
+            lineScanned = count
             scanned = count
             return .incomplete
         }
+        lineScanned = lineEnd
         var requestLineEnd = lineEnd
         if requestLineEnd > start, base[requestLineEnd - 1] == 0x0D { requestLineEnd -= 1 }
         if requestLineEnd - start > limits.maxRequestLineBytes { return .failure(.uriTooLong) }
@@ -66,12 +72,14 @@ public struct RequestHeadParser: Sendable {
             }
         }
         if headEnd < 0 {
-            if count - fieldsStart > limits.maxHeaderBytes { return .failure(.headersTooLarge) }
+            // The section may be complete but for the empty line's LF: its CR does not count against the limit.
+            if count - fieldsStart > limits.maxHeaderBytes + 1 { return .failure(.headersTooLarge) }
             scanned = count
             return .incomplete
         }
         if fieldsEnd - fieldsStart > limits.maxHeaderBytes { return .failure(.headersTooLarge) }
         scanned = 0
+        lineScanned = 0
         switch Self.parseHead(base: base, requestLine: start..<requestLineEnd, fields: fieldsStart..<fieldsEnd, limits: limits) {
         case .success(let head): return .head(head, consumed: headEnd)
         case .failure(let error): return .failure(error)
@@ -159,6 +167,7 @@ public struct RequestHeadParser: Sendable {
         var contentLength: Int64? = nil
         var contentLengthCount = 0
         var transferEncodings: [Substring] = []
+        var transferEncodingFields = 0
         var hostCount = 0
         var connectionTokens: [Substring] = []
         var expectValues: [String] = []
@@ -172,6 +181,7 @@ public struct RequestHeadParser: Sendable {
                 }
                 contentLength = n
             case "transfer-encoding":
+                transferEncodingFields += 1
                 for element in field.value.split(separator: ",") {
                     let t = element.trimmingOWS()
                     if !t.isEmpty { transferEncodings.append(t) }
@@ -191,7 +201,7 @@ public struct RequestHeadParser: Sendable {
         if hostCount > 1 { return .failure(.badRequest("Repeated Host header.")) }
 
         var framing = BodyFraming.none
-        if !transferEncodings.isEmpty {
+        if transferEncodingFields > 0 {
             // RFC 9112 §6.1: Transfer-Encoding with Content-Length is refused (request smuggling).
             if contentLength != nil { return .failure(.badRequest("Content-Length together with Transfer-Encoding.")) }
             if minor == 0 { return .failure(.badRequest("Transfer-Encoding in an HTTP/1.0 request.")) }
@@ -214,7 +224,9 @@ public struct RequestHeadParser: Sendable {
         if minor == 0 { keepAlive = false }
 
         var expectsContinue = false
-        for value in expectValues {
+        // RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request MUST be ignored
+        // (and §15.2: no 1xx response is sent to an HTTP/1.0 client).
+        for value in expectValues where minor >= 1 {
             if value.lowercased() == "100-continue" { expectsContinue = true }
         }
         return .success(RequestHead(method: method, target: target, minorVersion: minor, fields: fields,

@@ -46,6 +46,8 @@ final class Connection: @unchecked Sendable {
     private var parser: RequestHeadParser
     private var feeding = false
     private var peerClosedInput = false
+    /// The socket hung up while a sink had a piece; the connection ends when the sink returns.
+    private var hungUpWhileBusy = false
 
     // The request in progress.
     private var head: RequestHead?
@@ -318,6 +320,7 @@ final class Connection: @unchecked Sendable {
                 try await sink.consume(piece)
                 loop.execute { [self] in
                     guard self.generation == generation, state == .waitingForSink else { return }
+                    if hungUpWhileBusy { close(); return }
                     state = .readingBody
                     deadline = loop.nowMilliseconds + configuration.bodyTimeoutMilliseconds
                     if bodyComplete { bodyFinished() } else { updateInterest(CLINUX_EPOLLIN); drive() }
@@ -556,9 +559,26 @@ final class Connection: @unchecked Sendable {
         }
     }
 
+    /// The socket reported a hang-up or an error. epoll reports these even with no interest set, so a peer that
+    /// resets while its reply is computed (or its body piece consumed) would otherwise wake the loop again and
+    /// again until then.
+    func hungUp() {
+        switch state {
+        case .waitingForReply:
+            close()
+        case .waitingForSink:
+            // `abort` must not overlap `consume`: stop hearing about the socket and end when the sink returns.
+            hungUpWhileBusy = true
+            loop.ignore(self)
+        default:
+            break
+        }
+    }
+
     func stopRequested() {
         switch state {
-        case .idle:
+        case .idle, .lingering:
+            // Nothing in flight: a lingering connection has had its answer.
             close()
         default:
             keepAlive = false

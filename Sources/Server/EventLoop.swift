@@ -138,7 +138,8 @@ final class EventLoop: @unchecked Sendable {
         let generation = UInt32(truncatingIfNeeded: event.data >> 32)
         guard fd < connections.count, let connection = connections[fd], connection.generation == generation else { return }
         let bits = event.events
-        if bits & (CLINUX_EPOLLOUT | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0 { connection.writable() }
+        if bits & (CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0 { connection.hungUp() }
+        if bits & (CLINUX_EPOLLOUT | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0, !connection.isClosed { connection.writable() }
         if bits & (CLINUX_EPOLLIN | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0, !connection.isClosed { connection.readable() }
     }
 
@@ -174,6 +175,11 @@ final class EventLoop: @unchecked Sendable {
     /// Changes what epoll reports for a connection.
     func setInterest(_ connection: Connection, _ events: UInt32) {
         _ = clinux_epoll_mod(epollFD, connection.fd, events, connection.token)
+    }
+
+    /// Stops reporting events for a connection that stays open a little longer.
+    func ignore(_ connection: Connection) {
+        _ = clinux_epoll_del(epollFD, connection.fd)
     }
 
     /// Forgets a closed connection.
