@@ -166,16 +166,25 @@ import Testing
         }
     }
 
-    @Test func multipleRangesOverTheGzipVariant() async throws {
+    @Test(arguments: ListPath.allCases)
+    func multipleRanges(_ list: ListPath) async throws {
         try await withDepot { depot in
-            let gzip = try await depot.send("GET", ListPath.v2.rawValue, [("Accept-Encoding", "gzip")])
-            let response = try await depot.send("GET", ListPath.v2.rawValue, [("Accept-Encoding", "gzip"), ("Range", "bytes=0-1,5-6")])
-            #expect(response.status == 206)
-            #expect(response.header("Content-Type")?.hasPrefix("multipart/byteranges; boundary=") == true)
-            #expect(response.header("ETag") == gzip.header("ETag"))
-            let text = String(decoding: response.body, as: UTF8.self)
-            #expect(text.contains("Content-Range: bytes 0-1/\(gzip.body.count)"))
-            #expect(text.contains("Content-Range: bytes 5-6/\(gzip.body.count)"))
+            // Identity: multipart/byteranges, each part with its Content-Range.
+            let identity = try await depot.send("GET", list.rawValue)
+            let multipart = try await depot.send("GET", list.rawValue, [("Range", "bytes=0-1,5-6")])
+            #expect(multipart.status == 206)
+            #expect(multipart.header("Content-Type")?.hasPrefix("multipart/byteranges; boundary=") == true)
+            #expect(multipart.header("ETag") == identity.header("ETag"))
+            let text = String(decoding: multipart.body, as: UTF8.self)
+            #expect(text.contains("Content-Range: bytes 0-1/\(identity.body.count)"))
+            #expect(text.contains("Content-Range: bytes 5-6/\(identity.body.count)"))
+            // gzip: a multipart body cannot say its parts are gzip bytes, so the Range is ignored.
+            let gzip = try await depot.send("GET", list.rawValue, [("Accept-Encoding", "gzip")])
+            let ignored = try await depot.send("GET", list.rawValue, [("Accept-Encoding", "gzip"), ("Range", "bytes=0-1,5-6")])
+            #expect(ignored.status == 200)
+            #expect(ignored.header("Content-Encoding") == "gzip")
+            #expect(ignored.header("Content-Range") == nil)
+            #expect(ignored.body == gzip.body)
         }
     }
 }
