@@ -214,6 +214,41 @@ final class ServeProcess: @unchecked Sendable {
         #expect(!result.stdout.contains("listening"))
     }
 
+    struct AccessLogRow: Sendable, CustomTestStringConvertible {
+        let arguments: [String]
+        let environment: [String: String]
+        let logs: Bool
+        var testDescription: String { (environment.map { "\($0.key)=\($0.value)" } + arguments).joined(separator: " ") + (logs ? " → logged" : " → silent") }
+    }
+
+    static let accessLogRows = [
+        AccessLogRow(arguments: [], environment: [:], logs: true),
+        AccessLogRow(arguments: ["--access-log", "off"], environment: [:], logs: false),
+        AccessLogRow(arguments: [], environment: ["DEPOT_ACCESS_LOG": "off"], logs: false),
+        AccessLogRow(arguments: ["--access-log", "on"], environment: ["DEPOT_ACCESS_LOG": "off"], logs: true),
+    ]
+
+    @Test(arguments: accessLogRows)
+    func accessLogOnStandardError(_ row: AccessLogRow) async throws {
+        let tree = try Self.sampleTree()
+        let (line, status, stderr) = try await OffPool.run { () -> (String?, Int32?, String) in
+            let child = try ServeProcess(["serve", "--port", "0"] + Self.quiet + row.arguments, environment: row.environment, in: tree.path)
+            let line = child.readLine(timeout: 10)
+            if let port = line?.split(separator: ":").last.flatMap({ Int($0) }) {
+                let connection = try RawHTTPConnection(port: port)
+                connection.send("GET /products_v1.json?token=cli-secret HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = try connection.readResponse()
+            }
+            let status = child.stop()
+            return (line, status, child.stderr)
+        }
+        #expect(line?.hasPrefix("listening on ") == true)
+        #expect(status == 0)
+        let logged = stderr.split(separator: "\n").filter { $0.contains(" GET /products_v1.json 200 ") }
+        #expect(logged.count == (row.logs ? 1 : 0), "\(stderr)")
+        #expect(!stderr.contains("cli-secret"))
+    }
+
     @Test func portInUseNamesThePort() async throws {
         let tree = try Self.sampleTree()
         try await withDepot { running in
