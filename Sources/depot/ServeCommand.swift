@@ -1,5 +1,4 @@
 import DepotServer
-import Dispatch
 import Foundation
 
 /// `depot serve`: runs the server until SIGTERM or SIGINT.
@@ -41,8 +40,9 @@ enum ServeCommand: Command {
 /// server with them blocked (a blocked mask is inherited across exec: Foundation's `Process` does that, and
 /// so may a supervisor); with `SIG_IGN`, a signal delivered to a thread that does not block it is lost.
 enum ShutdownSignal {
-    /// The pipe the handler writes to: `[read, write]`.
-    nonisolated(unsafe) static var pipeDescriptors: [Int32] = [-1, -1]
+    /// The pipe the handler writes to (plain integers: the handler touches nothing reference-counted).
+    nonisolated(unsafe) static var readDescriptor: Int32 = -1
+    nonisolated(unsafe) static var writeDescriptor: Int32 = -1
 
     /// Creates the pipe and installs the handlers. Call once, early.
     static func install() {
@@ -50,13 +50,14 @@ enum ShutdownSignal {
         guard pipe(&fds) == 0 else { return }
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-        pipeDescriptors = fds
+        readDescriptor = fds[0]
+        writeDescriptor = fds[1]
         for number in [SIGTERM, SIGINT] {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
                 // Async-signal-safe: one write(2) of one byte.
                 var byte = UInt8(truncatingIfNeeded: number)
-                _ = write(ShutdownSignal.pipeDescriptors[1], &byte, 1)
+                _ = write(ShutdownSignal.writeDescriptor, &byte, 1)
             }
             action.sa_flags = SA_RESTART
             sigemptyset(&action.sa_mask)
@@ -75,7 +76,7 @@ enum ShutdownSignal {
                 pthread_sigmask(SIG_UNBLOCK, &set, nil)
                 var byte: UInt8 = 0
                 while true {
-                    let n = read(pipeDescriptors[0], &byte, 1)
+                    let n = read(readDescriptor, &byte, 1)
                     if n == 1 || (n < 0 && errno != EINTR) || n == 0 { break }
                 }
                 continuation.resume(returning: Int32(byte) == SIGINT ? "SIGINT" : "SIGTERM")
