@@ -23,11 +23,20 @@ public enum Timestamp {
         }
         guard let y = number(0..<4), let mo = number(5..<7), let d = number(8..<10),
               let h = number(11..<13), let mi = number(14..<16), let s = number(17..<19),
-              (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+              (1...12).contains(mo), (1...daysInMonth(y, mo)).contains(d), h < 24, mi < 60, s < 61 else { return nil }
         if b.count > 20 {
             guard b[19] == 0x2E, b.count > 21, number(20..<(b.count - 1)) != nil else { return nil }
         }
         return days(fromCivil: y, mo, d) * 86_400 + h * 3600 + mi * 60 + s
+    }
+
+    /// 28...31 (February 29 in Gregorian leap years), so that `2026-02-31` is refused instead of becoming March 3.
+    static func daysInMonth(_ year: Int64, _ month: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     // Howard Hinnant's civil-date algorithms (public domain).

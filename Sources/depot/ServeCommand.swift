@@ -1,5 +1,4 @@
 import DepotServer
-import Dispatch
 import Foundation
 
 /// `depot serve`: runs the server until SIGTERM or SIGINT.
@@ -17,10 +16,9 @@ enum ServeCommand: Command {
         } catch {
             return Depot.fail("\(error)")
         }
-        // Signals are taken by dispatch sources, so no thread is killed by the default action.
         signal(SIGPIPE, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        signal(SIGINT, SIG_IGN)
+        // From here on SIGTERM/SIGINT are recorded, not fatal; they are acted on once the server runs.
+        ShutdownSignal.install()
         let app: DepotApp
         do {
             app = try await DepotApp.start(configuration)
@@ -35,36 +33,56 @@ enum ServeCommand: Command {
     }
 }
 
-/// Waits for SIGTERM or SIGINT.
+/// SIGTERM and SIGINT, turned into a graceful stop.
+///
+/// A handler (not `SIG_IGN` plus a dispatch source) writes the signal number to a pipe that a dedicated thread
+/// reads. That thread unblocks both signals for itself, so the signals arrive even when the parent started the
+/// server with them blocked (a blocked mask is inherited across exec: Foundation's `Process` does that, and
+/// so may a supervisor); with `SIG_IGN`, a signal delivered to a thread that does not block it is lost.
 enum ShutdownSignal {
+    /// The pipe the handler writes to (plain integers: the handler touches nothing reference-counted).
+    nonisolated(unsafe) static var readDescriptor: Int32 = -1
+    nonisolated(unsafe) static var writeDescriptor: Int32 = -1
+
+    /// Creates the pipe and installs the handlers. Call once, early.
+    static func install() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { return }
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        readDescriptor = fds[0]
+        writeDescriptor = fds[1]
+        for number in [SIGTERM, SIGINT] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { number in
+                // Async-signal-safe: one write(2) of one byte.
+                var byte = UInt8(truncatingIfNeeded: number)
+                _ = write(ShutdownSignal.writeDescriptor, &byte, 1)
+            }
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(number, &action, nil)
+        }
+    }
+
+    /// Waits for the first SIGTERM or SIGINT; returns its name.
     static func wait() async -> String {
         await withCheckedContinuation { (continuation: CheckedContinuation<String, Never>) in
-            let queue = DispatchQueue(label: "depot.signals")
-            let once = Once()
-            var sources: [DispatchSourceSignal] = []
-            for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-                source.setEventHandler {
-                    if once.claim() { continuation.resume(returning: name) }
+            let thread = Thread {
+                var set = sigset_t()
+                sigemptyset(&set)
+                sigaddset(&set, SIGTERM)
+                sigaddset(&set, SIGINT)
+                pthread_sigmask(SIG_UNBLOCK, &set, nil)
+                var byte: UInt8 = 0
+                while true {
+                    let n = read(readDescriptor, &byte, 1)
+                    if n == 1 || (n < 0 && errno != EINTR) || n == 0 { break }
                 }
-                source.resume()
-                sources.append(source)
+                continuation.resume(returning: Int32(byte) == SIGINT ? "SIGINT" : "SIGTERM")
             }
-            Retained.sources = sources
+            thread.name = "depot-signals"
+            thread.start()
         }
-    }
-
-    final class Once: @unchecked Sendable {
-        // Only touched on the serial signal queue.
-        private var done = false
-        func claim() -> Bool {
-            if done { return false }
-            done = true
-            return true
-        }
-    }
-
-    enum Retained {
-        nonisolated(unsafe) static var sources: [DispatchSourceSignal] = []
     }
 }

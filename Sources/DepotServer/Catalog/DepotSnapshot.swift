@@ -94,11 +94,20 @@ enum SnapshotLoader {
             if !problems.isEmpty { return .failure(CatalogProblems(problems)) }
 
             let record = ListValidatorRecord.load(from: URL(fileURLWithPath: paths.listRecordFile))
+            // A list whose bytes differ from the record changed when the newest file it is made from did:
+            // v1 comes from products.json alone, v2 also from each listed pack's `current` and live manifest
+            // (a version bumped by hand must not leave v2's Last-Modified where it was, or go back).
             let fileTime = FileStatus.modificationTime(productsFile) ?? 0
+            var v2SourceTime = fileTime
+            for product in catalog.liveProducts {
+                guard let packID = product.pack, let live = content.packs[packID]?.live else { continue }
+                v2SourceTime = max(v2SourceTime, FileStatus.modificationTime(paths.contentDirectory + "/" + packID + "/current") ?? 0,
+                                   FileStatus.modificationTime(live.directory + "/manifest.json") ?? 0)
+            }
             let v1Body = ProductListRenderer.v1(catalog)
             let v1Time = record.lastModified(of: "products_v1.json", contentHash: Hex.sha256(v1Body), fallback: fileTime)
             let v2Content = ProductListRenderer.v2(catalog, packs: summaries, updated: "")
-            let v2Time = record.lastModified(of: "products_v2.json", contentHash: Hex.sha256(v2Content), fallback: fileTime)
+            let v2Time = record.lastModified(of: "products_v2.json", contentHash: Hex.sha256(v2Content), fallback: v2SourceTime)
             let v2Body = ProductListRenderer.v2(catalog, packs: summaries, updated: Timestamp.rfc3339(v2Time))
             do {
                 let v1 = try ProductList(name: "products_v1.json", body: v1Body, lastModified: v1Time, cacheControl: cacheControl)

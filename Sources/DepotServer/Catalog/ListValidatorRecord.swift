@@ -38,9 +38,12 @@ struct ListValidatorRecord: Equatable {
         return Array(out.utf8)
     }
 
-    /// The time the content last changed: the recorded one when the hash still matches, else `fallback`.
+    /// The time the content last changed: the recorded one when the hash still matches, else `fallback`, but
+    /// never at or before a recorded time whose content has since been replaced (the new bytes came later, and a
+    /// client holding the recorded `Last-Modified` must not be told "not modified").
     func lastModified(of name: String, contentHash: String, fallback: Int64) -> Int64 {
-        if let entry = entries[name], entry.sha256 == contentHash { return entry.lastModified }
-        return fallback
+        guard let entry = entries[name] else { return fallback }
+        if entry.sha256 == contentHash { return entry.lastModified }
+        return max(fallback, entry.lastModified + 1)
     }
 }

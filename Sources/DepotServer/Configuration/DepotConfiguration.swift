@@ -38,7 +38,7 @@ public struct DepotConfiguration: Sendable {
         OptionSpec("bundle-id", default: "com.example.depot", "the app's bundle ID; receipts and JWS for another bundle are rejected", valueName: "ID"),
         OptionSpec("apple-verify-url", default: "https://buy.itunes.apple.com/verifyReceipt", "production verifyReceipt endpoint", valueName: "URL"),
         OptionSpec("apple-sandbox-verify-url", default: "https://sandbox.itunes.apple.com/verifyReceipt", "sandbox verifyReceipt endpoint", valueName: "URL"),
-        OptionSpec("apple-shared-secret", default: nil, "sent as `password`; also authenticates V1 notifications", valueName: "SECRET"),
+        OptionSpec("apple-shared-secret", default: nil, "sent as `password`; also authenticates V1 notifications (default: none)", valueName: "SECRET"),
         OptionSpec("apple-root-certs", default: nil, "comma-separated DER/PEM files trusted for JWS chains (default: the shipped Apple Root CA - G3)", valueName: "FILES"),
         OptionSpec("allow-sandbox", default: "true", "accept sandbox purchases", isBoolean: true, valueName: "BOOL"),
         OptionSpec("token-secret", default: nil, "HMAC key for download tokens, at least 32 characters (default: <data>/token.key)", valueName: "SECRET"),

@@ -85,6 +85,10 @@ struct Representation {
         case .partial(let ranges):
             var fields = validatorFields()
             fields.append("Accept-Ranges", "bytes")
+            // A multipart/byteranges body has nowhere to say that its parts are pieces of a gzip encoding
+            // (a Content-Encoding field would claim the multipart itself is compressed), so several ranges of an
+            // encoded variant are ignored (RFC 9110 §14.2: a server MAY ignore Range) and the full 200 is sent.
+            if ranges.count > 1 && contentFields.contains("content-encoding") { return fullResponse() }
             if ranges.count == 1 {
                 let range = ranges[0]
                 fields.append("Content-Type", contentType)
