@@ -1,7 +1,8 @@
 -- wrk script: POST /v1/receipts with a different purchase each request, cycling through a file of them.
---   wrk -s receipts.lua URL -- FILE [receipt|transactions] [threads]
+--   wrk -s receipts.lua URL -- FILE [receipt|transactions] [threads] [offset]
 -- FILE has one base64 receipt (or one StoreKit 2 JWS) per line. Each wrk thread starts at its own share of
--- the file, so no two requests repeat a purchase until the file has been used up.
+-- the file (after OFFSET lines: what earlier runs used), so no two requests repeat a purchase until the file
+-- has been used up.
 local threads = 0
 local lines = {}
 local field, next_line
@@ -17,7 +18,8 @@ function init(args)
   end
   field = args[2] or "receipt"
   local count = tonumber(args[3]) or 2
-  next_line = math.floor(#lines / count) * ((thread_id or 1) - 1)
+  local offset = tonumber(args[4]) or 0
+  next_line = (offset + math.floor(#lines / count) * ((thread_id or 1) - 1)) % #lines
 end
 
 function request()
