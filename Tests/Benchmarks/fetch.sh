@@ -28,6 +28,8 @@ start_depot --catalog "$TREE/catalog" --content "$TREE/content" --data "$OUT/fet
 RECEIPT="$STORE/receipt.txt"
 head -n 1 "$STORE/receipts.txt" >"$RECEIPT"
 DOWNLOADS="$OUT/fetch-downloads"
+# Each download is compared with its source (after the timing).
+declare -A SOURCE=([fetchbig]="$BIG" [fetchsmall]="$SMALL")
 TEMP_PATHS+=("$DOWNLOADS")
 
 # The token the receipt unlocks and the file's URL, as a client would find them.
@@ -39,44 +41,46 @@ print(e["token"], e["manifest"])')"
 MANIFEST=$(curl -sL -H "Authorization: Bearer $TOKEN" "$DEPOT_URL$FILE_PATH")
 FILE_URL="$DEPOT_URL$(echo "$MANIFEST" | python3 -c 'import json, sys; print(json.load(sys.stdin)["files"][0]["url"])')"
 
-# fetch_timed PACK: "seconds max_rss_kb cpu_seconds" of one `depot fetch` into a fresh directory.
+# fetch_timed PACK: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot fetch` into a fresh directory.
 fetch_timed() {
   rm -rf "$DOWNLOADS"; mkdir -p "$DOWNLOADS"; sync
   local start=$EPOCHREALTIME
   /usr/bin/time -v -o "$OUT/fetch-time.txt" "$DEPOT" fetch --server "$DEPOT_URL" --receipt "$RECEIPT" --pack "$1" \
     --out "$DOWNLOADS/$1" >"$OUT/fetch.stdout" 2>&1 || { echo "depot fetch failed:" >&2; cat "$OUT/fetch.stdout" >&2; exit 1; }
   local end=$EPOCHREALTIME
-  python3 - "$start" "$end" "$OUT/fetch-time.txt" <<'PY'
+  TIMED=$(python3 - "$start" "$end" "$OUT/fetch-time.txt" <<'PY'
 import re, sys
 text = open(sys.argv[3]).read()
 rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)
 cpu = float(re.search(r"User time \(seconds\): ([\d.]+)", text).group(1)) + float(re.search(r"System time \(seconds\): ([\d.]+)", text).group(1))
 print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f} {rss} {cpu:.2f}")
 PY
+)
+  cmp -s "${SOURCE[$1]}" "$DOWNLOADS/$1/$(basename "${SOURCE[$1]}")" || { echo "depot fetch wrote different bytes" >&2; exit 1; }
 }
 
-# curl_timed: seconds of one curl of the file (to disk, like fetch) into a fresh directory.
+# curl_timed: sets TIMED to the seconds of one curl of the file (to disk, like fetch) into a fresh directory.
 curl_timed() {
   rm -rf "$DOWNLOADS"; mkdir -p "$DOWNLOADS"; sync
   local start=$EPOCHREALTIME
   curl -sf -H "Authorization: Bearer $TOKEN" -o "$DOWNLOADS/file.bin" "$FILE_URL"
-  python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$start" "$EPOCHREALTIME"
+  TIMED=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$start" "$EPOCHREALTIME")
+  cmp -s "$BIG" "$DOWNLOADS/file.bin" || { echo "curl wrote different bytes" >&2; exit 1; }
 }
 
-# The first fetch must reproduce the file exactly.
-read -r _ SMALL_RSS _ <<<"$(fetch_timed fetchsmall)"
-cmp -s "$SMALL" "$DOWNLOADS/fetchsmall/$(basename "$SMALL")" || { echo "depot fetch wrote different bytes" >&2; exit 1; }
+fetch_timed fetchsmall; read -r _ SMALL_RSS _ <<<"$TIMED"
 
 FETCH=(); CURL=(); RSS=(); CPU=()
+: >"$OUT/fetch-rounds.txt"
 for round in $(seq 1 "$ROUNDS"); do
   if [ $((round % 2)) = 1 ]; then
-    read -r seconds rss cpu <<<"$(fetch_timed fetchbig)"; CURL+=("$(curl_timed)")
+    fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"; curl_timed; CURL+=("$TIMED")
   else
-    CURL+=("$(curl_timed)"); read -r seconds rss cpu <<<"$(fetch_timed fetchbig)"
+    curl_timed; CURL+=("$TIMED"); fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"
   fi
   FETCH+=("$seconds"); RSS+=("$rss"); CPU+=("$cpu")
+  echo "round $round: fetch $seconds s (max RSS $rss KB, CPU $cpu s), curl ${CURL[-1]} s" >>"$OUT/fetch-rounds.txt"
 done
-cmp -s "$BIG" "$DOWNLOADS/file.bin" || { echo "curl wrote different bytes" >&2; exit 1; }
 
 fetch_s=$(median "${FETCH[@]}"); curl_s=$(median "${CURL[@]}")
 fetch_rate=$(python3 -c "print(f'{$FILE_MIB / $fetch_s:.0f}')"); curl_rate=$(python3 -c "print(f'{$FILE_MIB / $curl_s:.0f}')")

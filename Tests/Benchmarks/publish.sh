@@ -18,7 +18,7 @@ random_file "$BIG" "$FILE_MIB"
 random_file "$SMALL" "$SMALL_MIB"
 WORK="$OUT/publish-work"
 rm -rf "$WORK"; mkdir -p "$WORK"
-TEMP_PATHS+=("$WORK" "$OUT/publish-tree")
+TEMP_PATHS+=("$WORK")
 
 # elapsed COMMAND...: runs it, prints its wall-clock seconds.
 elapsed() {
@@ -27,7 +27,7 @@ elapsed() {
   python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$start" "$EPOCHREALTIME"
 }
 
-# publish_timed FILE: "seconds max_rss_kb cpu_seconds" of one `depot publish` into a fresh tree.
+# publish_timed FILE: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot publish` into a fresh tree.
 publish_timed() {
   bench_tree publish-tree
   sync
@@ -35,13 +35,14 @@ publish_timed() {
   /usr/bin/time -v -o "$OUT/publish-time.txt" "$DEPOT" publish --catalog "$TREE/catalog" --content "$TREE/content" \
     --pack bigpublish --product com.example.depot.bigpublish --type non-consumable --title "Benchmark publish" "$1" >/dev/null
   local end=$EPOCHREALTIME
-  python3 - "$start" "$end" "$OUT/publish-time.txt" <<'PY'
+  TIMED=$(python3 - "$start" "$end" "$OUT/publish-time.txt" <<'PY'
 import re, sys
 text = open(sys.argv[3]).read()
 rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)
 cpu = float(re.search(r"User time \(seconds\): ([\d.]+)", text).group(1)) + float(re.search(r"System time \(seconds\): ([\d.]+)", text).group(1))
 print(f"{float(sys.argv[2]) - float(sys.argv[1]):.3f} {rss} {cpu:.2f}")
 PY
+)
   rm -rf "$TREE"
 }
 
@@ -53,10 +54,10 @@ for round in $(seq 1 "$ROUNDS"); do
   SHA+=("$(elapsed sha256sum "$BIG")")
   OPENSSL+=("$(elapsed openssl dgst -sha256 "$BIG")")
   rm -f "$WORK/copy.bin"
-  read -r seconds rss cpu <<<"$(publish_timed "$BIG")"
+  publish_timed "$BIG"; read -r seconds rss cpu <<<"$TIMED"
   PUBLISH+=("$seconds"); RSS+=("$rss"); CPU+=("$cpu")
 done
-read -r SMALL_SECONDS SMALL_RSS SMALL_CPU <<<"$(publish_timed "$SMALL")"
+publish_timed "$SMALL"; read -r SMALL_SECONDS SMALL_RSS SMALL_CPU <<<"$TIMED"
 
 cp_s=$(median "${CP[@]}"); sync_s=$(median "${SYNC[@]}"); sha_s=$(median "${SHA[@]}"); pub_s=$(median "${PUBLISH[@]}")
 ossl_s=$(median "${OPENSSL[@]}")
