@@ -3,13 +3,18 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+BENCH="$ROOT/Tests/Benchmarks"
 OUT="${BENCH_OUT:-$ROOT/Tests/Benchmarks/out}"
 mkdir -p "$OUT"
 PIDS=()
+TEMP_PATHS=()
+# One HMAC key for the server and `depot token` (the benchmarks never touch a real data directory's key).
+TOKEN_SECRET="depot-benchmark-token-secret-0123456789abcdef"
 
 cleanup() {
   for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  for path in "${TEMP_PATHS[@]:-}"; do [ -n "$path" ] && rm -rf "$path"; done
 }
 trap cleanup EXIT
 
@@ -18,6 +23,7 @@ need_tools() {
   for tool in "$@"; do
     case "$tool" in
       nginx) command -v nginx >/dev/null || missing+=(nginx-light) ;;
+      /usr/bin/time) [ -x /usr/bin/time ] || missing+=(time) ;;
       *) command -v "$tool" >/dev/null || missing+=("$tool") ;;
     esac
   done
@@ -32,13 +38,45 @@ build_release() {
   DEPOT="$ROOT/.build/release/depot"
 }
 
+# build_bench: the depot-bench helper (simulated App Store, JWS cost); sets DEPOT_BENCH.
+build_bench() {
+  (cd "$ROOT" && swift build -c release --product depot-bench 2>&1 | tail -1) >&2
+  DEPOT_BENCH="$ROOT/.build/release/depot-bench"
+}
+
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# random_file PATH MIB: a file of MIB MiB of random bytes, kept under out/ and reused when its size matches.
+random_file() {
+  local path="$1" mib="$2"
+  if [ "$(stat -c %s "$path" 2>/dev/null || echo 0)" != "$((mib * 1048576))" ]; then
+    echo "generating $path ($mib MiB)" >&2
+    head -c "$((mib * 1048576))" /dev/urandom >"$path.tmp" && mv "$path.tmp" "$path"
+  fi
+}
+
+# bench_tree NAME: a fresh writable copy of catalog/ and content/ under out/NAME, removed on exit; sets TREE.
+bench_tree() {
+  TREE="$OUT/$1"
+  rm -rf "$TREE"; mkdir -p "$TREE"
+  cp -r "$ROOT/catalog" "$ROOT/content" "$TREE/"
+  rm -rf "$TREE/content/.staging"
+  TEMP_PATHS+=("$TREE")
+}
+
+# publish_file TREE PACK FILE...: `depot publish` into TREE as the non-consumable com.example.depot.PACK.
+publish_file() {
+  local tree="$1" pack="$2"; shift 2
+  "$DEPOT" publish --catalog "$tree/catalog" --content "$tree/content" --pack "$pack" \
+    --product "com.example.depot.$pack" --type non-consumable --title "Benchmark $pack" "$@" >/dev/null
 }
 
 # start_depot DIR ARGS... : starts depot serve on a free port; sets DEPOT_PID and DEPOT_URL.
 start_depot() {
   local log="$OUT/depot.log"
+  rm -f "$OUT/depot.stdout"
   "$DEPOT" serve --port 0 --access-log off "$@" >"$OUT/depot.stdout" 2>"$log" &
   DEPOT_PID=$!
   PIDS+=("$DEPOT_PID")
@@ -89,6 +127,24 @@ CONF
   for _ in $(seq 1 50); do curl -s -o /dev/null "$NGINX_URL/" && break; sleep 0.1; done
 }
 
+# start_appstore DIR DELAY_MS RECEIPTS PRODUCT[,PRODUCT...]: a simulated App Store (depot-bench) writing
+# receipts.txt, transactions.txt and root.pem into DIR; sets APPSTORE_URL, APPSTORE_SANDBOX_URL, APPSTORE_PID.
+start_appstore() {
+  local dir="$1"
+  mkdir -p "$dir"; rm -f "$dir/stdout"
+  "$DEPOT_BENCH" appstore --delay-ms "$2" --receipts "$3" --product "$4" --out "$dir" >"$dir/stdout" 2>"$dir/stderr" &
+  APPSTORE_PID=$!
+  PIDS+=("$APPSTORE_PID")
+  for _ in $(seq 1 600); do grep -q '^appstore ' "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
+  read -r _ APPSTORE_URL APPSTORE_SANDBOX_URL <"$dir/stdout" || true
+  [ -n "${APPSTORE_SANDBOX_URL:-}" ] || { echo "depot-bench appstore did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }
+}
+
+# raise_fd_limit: as many open files as the hard limit allows (the 1,000-connection tests).
+raise_fd_limit() {
+  ulimit -n "$(ulimit -Hn)" 2>/dev/null || ulimit -n 65536 2>/dev/null || true
+}
+
 # Peak resident set size of a process, in MB (VmHWM).
 peak_rss_mb() {
   awk '/VmHWM/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
@@ -99,13 +155,33 @@ rss_kb() {
   awk '/VmRSS/ { print $2 }' "/proc/$1/status"
 }
 
-# run_wrk URL CONNECTIONS SECONDS [wrk header args...]: prints "rps p50_ms p99_ms".
+# CPU time (user + system) a process has used, in clock ticks (`getconf CLK_TCK` per second).
+cpu_ticks() {
+  sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# ratio A B: A/B with two decimals ("n/a" when B is zero).
+ratio() {
+  python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f"{a / b:.2f}" if b else "n/a")' "$1" "$2"
+}
+
+# run_wrk URL CONNECTIONS SECONDS [wrk args...]: prints "rps p50_ms p99_ms non2xx".
+# Extra args go before the URL (headers, -s script); WRK_SCRIPT_ARGS (words) go after it, behind `--`.
+# The raw output goes to $WRK_TXT (default out/wrk.txt), so runs in parallel keep theirs apart.
+# non2xx counts socket errors (connect, read, write, timeout) too.
 run_wrk() {
   local url="$1" connections="$2" seconds="$3"; shift 3
-  local threads=2
+  local threads=2 txt="${WRK_TXT:-$OUT/wrk.txt}"
   [ "$connections" -lt 2 ] && threads=1
-  wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "$@" "$url" >"$OUT/wrk.txt" 2>&1 || true
-  python3 - "$OUT/wrk.txt" <<'PY'
+  local script_args=()
+  [ -n "${WRK_SCRIPT_ARGS:-}" ] && read -r -a script_args <<<"-- $WRK_SCRIPT_ARGS"
+  wrk -t"$threads" -c"$connections" -d"${seconds}s" --timeout 10s --latency "$@" "$url" "${script_args[@]}" >"$txt" 2>&1 || true
+  wrk_summary "$txt"
+}
+
+# wrk_summary FILE: "rps p50_ms p99_ms non2xx" of a wrk output file.
+wrk_summary() {
+  python3 - "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 def ms(v):
@@ -117,11 +193,27 @@ rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
 p50 = re.search(r"\n\s+50%\s+(\S+)", text)
 p99 = re.search(r"\n\s+99%\s+(\S+)", text)
 errors = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-sock = re.search(r"Socket errors: (.*)", text)
-print(f"{float(rps.group(1)) if rps else 0:.0f} {ms(p50.group(1)) if p50 else float('nan'):.3f} {ms(p99.group(1)) if p99 else float('nan'):.3f} {errors.group(1) if errors else 0}")
+sock = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+bad = (int(errors.group(1)) if errors else 0) + (sum(int(g) for g in sock.groups()) if sock else 0)
+print(f"{float(rps.group(1)) if rps else 0:.0f} {ms(p50.group(1)) if p50 else float('nan'):.3f} {ms(p99.group(1)) if p99 else float('nan'):.3f} {bad}")
 PY
+}
+
+# wrk_requests FILE: the number of requests a wrk run completed.
+wrk_requests() {
+  sed -n 's/^ *\([0-9]*\) requests in .*/\1/p' "$1"
 }
 
 median() {
   python3 -c 'import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f"{statistics.median(v):.3f}")' "$@"
+}
+
+# column_median VALUES COLUMN: the median of one column of ";"-separated rows of space-separated fields.
+column_median() {
+  median $(echo "$1" | tr ';' '\n' | awk -v c="$2" 'NF { print $c }')
+}
+
+# column_sum VALUES COLUMN: the sum of one column of ";"-separated rows.
+column_sum() {
+  echo "$1" | tr ';' '\n' | awk -v c="$2" 'NF { s += $c } END { print s + 0 }'
 }

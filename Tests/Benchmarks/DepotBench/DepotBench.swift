@@ -7,7 +7,7 @@ import Foundation
 /// Helpers the benchmark scripts run (release build): a simulated App Store in its own process, and a
 /// CPU-cost measurement of JWS verification.
 ///
-///     depot-bench appstore --delay-ms 100 --receipts 50000 --out DIR [--product ID]
+///     depot-bench appstore --delay-ms 100 --receipts 50000 --out DIR [--product ID[,ID...]]
 ///     depot-bench jws --iterations 5000
 @main
 struct DepotBench {
@@ -31,12 +31,19 @@ struct DepotBench {
 
     /// Starts a simulated App Store answering after `delay`, issues receipts (one per line in `receipts.txt`),
     /// writes a test PKI root (`root.pem`) and signed transactions (`transactions.txt`), prints the URL and waits.
-    static func appStore(delay: Double, receipts count: Int, out: String, product: String) async throws {
+    /// `product` may list several IDs separated by commas: each receipt then holds one purchase of each; the
+    /// transactions are for the first.
+    static func appStore(delay: Double, receipts count: Int, out: String, product products: String) async throws {
         let store = try SimulatedAppStore(bundleID: "com.example.depot", responseDelay: delay)
+        let productIDs = products.split(separator: ",").map(String.init)
+        let product = productIDs[0]
         var lines = ""
         lines.reserveCapacity(count * 80)
         for i in 0..<count {
-            lines += store.issueReceipt([.init(productID: product, transactionID: String(3_000_000_000_000 + i))]) + "\n"
+            let purchases = productIDs.enumerated().map { j, id in
+                SimulatedAppStore.Purchase(productID: id, transactionID: String(3_000_000_000_000 + i * productIDs.count + j))
+            }
+            lines += store.issueReceipt(purchases) + "\n"
         }
         try lines.write(toFile: out + "/receipts.txt", atomically: true, encoding: .utf8)
         let pki = try TestPKI.generate(validFrom: Date().addingTimeInterval(-3600), validUntil: Date().addingTimeInterval(86_400))
