@@ -157,12 +157,13 @@ public actor PackDownloader {
         try await start()
     }
 
-    /// Stops the active run as soon as possible (an in-flight chunk is abandoned); ``start()`` returns
-    /// ``PackDownloadOutcome/paused``. Verified chunks stay on disk and in the journal.
+    /// Stops the active run after the chunk in flight (at most one chunk, 1 MiB by default, is still
+    /// fetched and verified); ``start()`` returns ``PackDownloadOutcome/paused``. Verified chunks stay on
+    /// disk and in the journal. The request in flight is not cancelled: cancelling URLSession tasks races
+    /// inside swift-corelibs-foundation on Linux, and finishing one chunk costs little.
     public func pause() {
-        guard let current, state == .active else { return }
+        guard current != nil, state == .active else { return }
         stopRequest = .pause
-        current.task.cancel()
     }
 
     /// Stops the download and deletes what it wrote: the pack's files in the destination (and directories
@@ -226,6 +227,7 @@ public actor PackDownloader {
         var restarts = 0
         while let (file, index) = nextMissingChunk(in: manifest) {
             try Task.checkCancellation()
+            if stopRequest == .pause { throw CancellationError() }
             let chunk = file.chunks[index]
             try checkSpace(for: chunk.length)
             switch try await fetchChunk(file, index: index) {
