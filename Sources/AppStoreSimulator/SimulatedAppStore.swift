@@ -70,6 +70,7 @@ public final class SimulatedAppStore: Sendable {
         var productionCalls = 0
         var sandboxCalls = 0
         var lastBody: [String: String] = [:]
+        var lastRawBody: [UInt8]?
     }
 
     private let state = Mutex(State())
@@ -132,6 +133,10 @@ public final class SimulatedAppStore: Sendable {
     /// The last request body's string fields (`receipt-data`, `password`, ...), for checking what Depot sent.
     public var lastRequestFields: [String: String] { state.withLock { $0.lastBody } }
 
+    /// The last request body exactly as received (to check JSON types, e.g. that
+    /// `exclude-old-transactions` is the literal `true`).
+    public var lastRequestBody: [UInt8]? { state.withLock { $0.lastRawBody } }
+
     static func receiptID(_ receiptData: String) -> String? {
         guard let data = Data(base64Encoded: receiptData),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
@@ -150,6 +155,7 @@ public final class SimulatedAppStore: Sendable {
         let id = Self.receiptID(receiptData)
         let (receipt, call): (Receipt?, Int) = state.withLock { s in
             s.lastBody = fields
+            s.lastRawBody = body
             if sandboxEndpoint { s.sandboxCalls += 1 } else { s.productionCalls += 1 }
             guard let id, let receipt = s.receipts[id] else { return (nil, 0) }
             let n = s.calls[id, default: 0]
