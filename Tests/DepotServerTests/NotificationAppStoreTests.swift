@@ -211,6 +211,16 @@ import Testing
         }
     }
 
+    @Test func v1ForAnotherBundleIsWrongBundle() async throws {
+        try await PurchaseFixture.run(appleSecret: "v1-shared-secret") { fixture in
+            var refund = Self.v1Refund(password: "v1-shared-secret", transactionID: "1", cancelled: Date())
+            refund["bid"] = "com.example.other"
+            let answer = try await fixture.notify(refund)
+            #expect(answer.status == 400, "\(answer.summary)")
+            #expect(answer.errorCode == "wrong_bundle")
+        }
+    }
+
     /// With no shared secret configured, no V1 password can be right.
     @Test func v1WithoutAConfiguredSecretIsUnauthorized() async throws {
         try await PurchaseFixture.run { fixture in

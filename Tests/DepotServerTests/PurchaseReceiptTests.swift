@@ -168,4 +168,75 @@ import Testing
             #expect(fixture.apple.calls(forReceipt: other) == 1)
         }
     }
+
+    /// A refund learned from a newer receipt revokes the purchase: the earlier token stops at once.
+    @Test func refundSeenInALaterReceiptCutsOffEarlierTokens() async throws {
+        try await PurchaseFixture.run { fixture in
+            var purchase = PurchaseFixture.purchase()
+            let bought = try await fixture.postReceipt(fixture.apple.issueReceipt([purchase]))
+            let token = try #require(bought.token)
+            #expect(try await fixture.packStatus("level2", token: token).status == 307)
+
+            purchase.cancellationDate = Date()
+            let later = try await fixture.postReceipt(fixture.apple.issueReceipt([purchase]))
+            #expect(later.status == 200)
+            #expect(later.rejections == [Rejection(product: PurchaseFixture.level2, reason: "revoked")])
+            let refused = try await fixture.packStatus("level2", token: token)
+            #expect(refused.status == 403)
+            #expect(refused.errorCode == "revoked")
+        }
+    }
+
+    /// Renewals of one subscription: the latest decides. A refunded old renewal does not cut off the
+    /// current period; a refunded current renewal does.
+    @Test(arguments: [false, true])
+    func subscriptionRenewals(latestRefunded: Bool) async throws {
+        try await PurchaseFixture.run { fixture in
+            let now = Date()
+            let day: TimeInterval = 86_400
+            let original = PurchaseFixture.transactionID()
+            let old = PurchaseFixture.purchase(PurchaseFixture.seasonPass, id: original,
+                                               purchaseDate: PurchaseFixture.wholeSeconds(now.addingTimeInterval(-40 * day)),
+                                               expires: now.addingTimeInterval(-10 * day),
+                                               cancelled: latestRefunded ? nil : now.addingTimeInterval(-20 * day))
+            let current = PurchaseFixture.purchase(PurchaseFixture.seasonPass, original: original,
+                                                   purchaseDate: PurchaseFixture.wholeSeconds(now.addingTimeInterval(-10 * day)),
+                                                   expires: now.addingTimeInterval(20 * day),
+                                                   cancelled: latestRefunded ? now.addingTimeInterval(-day) : nil)
+            let response = try await fixture.postReceipt(fixture.apple.issueReceipt([old, current]))
+            #expect(response.status == 200, "\(response.summary)")
+            if latestRefunded {
+                #expect(response.entitlements.isEmpty)
+                #expect(response.rejections == [Rejection(product: PurchaseFixture.seasonPass, reason: "revoked")])
+            } else {
+                #expect(response.rejected.isEmpty)
+                try #require(response.entitlements.count == 1)
+                #expect(response.entitlements[0]["transactionId"] as? String == current.transactionID)
+                #expect(response.entitlements[0]["originalTransactionId"] as? String == original)
+                #expect(try await fixture.packStatus("level3", token: try #require(response.token)).status == 307)
+            }
+        }
+    }
+
+    @Test func validReceiptWithoutPurchasesGrantsNothing() async throws {
+        try await PurchaseFixture.run { fixture in
+            let response = try await fixture.postReceipt(fixture.apple.issueReceipt([]))
+            #expect(response.status == 200, "\(response.summary)")
+            #expect(response.object["environment"] as? String == "Production")
+            #expect(response.entitlements.isEmpty)
+            #expect(response.rejected.isEmpty)
+            #expect(response.object["entitlements"] is [Any])
+            #expect(response.object["rejected"] is [Any])
+        }
+    }
+
+    /// Spec §7: wrong method is a `405` with `Allow`.
+    @Test(arguments: ["/v1/receipts", "/v1/notifications/appstore"])
+    func onlyPostIsAllowed(path: String) async throws {
+        try await PurchaseFixture.run { fixture in
+            let response = try await fixture.get(path)
+            #expect(response.status == 405, "\(response.summary)")
+            #expect(response.header("Allow") == "POST")
+        }
+    }
 }

@@ -29,6 +29,11 @@ import Testing
         BadBody(name: "transactions holding a number", body: "{\"transactions\": [1]}"),
         BadBody(name: "account a number", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": 7}"),
         BadBody(name: "account empty", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"\"}"),
+        BadBody(name: "account over 256 bytes",
+                body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"\(String(repeating: "a", count: 257))\"}"),
+        BadBody(name: "account with a control character", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"a\\u0001b\"}"),
+        BadBody(name: "101 transactions",
+                body: "{\"transactions\": [" + Array(repeating: "\"a.b.c\"", count: 101).joined(separator: ",") + "]}"),
     ]
 
     @Test(arguments: badBodies)

@@ -154,6 +154,32 @@ import Testing
         }
     }
 
+    /// A real Apple-signed StoreKit 2 transaction (a Sandbox consumable for `com.goodheartapp`, signed in
+    /// February 2025 by a leaf that expired in October 2025), verified with the shipped Apple root at its
+    /// `signedDate`. Provenance: Tests/AppStoreTests/Fixtures/PROVENANCE.md (mingos/app_store_server_api).
+    @Test func realAppleTransactionIsVerified() async throws {
+        let path = TestDepot.repositoryRoot + "/Tests/AppStoreTests/Fixtures/real-jws/mingos-consumable-transaction.jws"
+        let jws = String(decoding: try #require(FileManager.default.contents(atPath: path)), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try await PurchaseFixture.run(configure: { configuration in
+            configuration.bundleID = "com.goodheartapp"
+            configuration.appleRootCertificateFiles = nil
+        }) { fixture in
+            let response = try await fixture.postTransactions([jws])
+            #expect(response.status == 200, "\(response.summary)")
+            #expect(response.object["environment"] as? String == "Sandbox")
+            #expect(response.entitlements.isEmpty)
+            #expect(response.rejections == [Rejection(product: "gh_super_good_ticket_1", reason: "unknown_product")])
+            #expect(response.rejected.first?["transactionId"] as? String == "2000000847061981")
+        }
+        // The same transaction for this server's bundle is refused at the bundle check.
+        try await PurchaseFixture.run(configure: { $0.appleRootCertificateFiles = nil }) { fixture in
+            let response = try await fixture.postTransactions([jws])
+            #expect(response.status == 422)
+            #expect(response.object["check"] as? String == "bundle")
+        }
+    }
+
     // MARK: - Building tokens
 
     static func payload(_ transaction: TransactionSigner.Transaction) throws -> [UInt8] {

@@ -146,9 +146,21 @@ import Testing
             #expect(response.status == 503, "\(response.summary)")
             #expect(response.errorCode == "apple_unavailable")
             #expect(response.header("Retry-After") != nil)
-            // Two attempts of 0.5 s and a backoff under 1 s; Apple itself would have taken 3 s.
+            // Two attempts of 0.5 s each (not cut short) and a backoff under 1 s; Apple itself would have
+            // taken 3 s.
+            #expect(elapsed >= 0.95)
             #expect(elapsed < 2.5)
             #expect(fixture.apple.calls(forReceipt: receipt) == 2)
+        }
+    }
+
+    /// A sub-second `--apple-timeout` still lets Apple answer within it.
+    @Test func appleAnsweringWithinASubSecondTimeoutIsValid() async throws {
+        try await PurchaseFixture.run(configure: { $0.appleTimeout = 0.8 }) { fixture in
+            let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 0.3))
+            let response = try await fixture.postReceipt(receipt)
+            #expect(response.status == 200, "\(response.summary)")
+            #expect(response.entitlements.count == 1)
         }
     }
 }
