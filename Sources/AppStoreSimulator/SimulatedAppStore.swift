@@ -71,6 +71,7 @@ public final class SimulatedAppStore: Sendable {
         var sandboxCalls = 0
         var lastBody: [String: String] = [:]
         var lastRawBody: [UInt8]?
+        var stopping = false
     }
 
     private let state = Mutex(State())
@@ -93,7 +94,9 @@ public final class SimulatedAppStore: Sendable {
         responder.store.withLock { $0 = self }
     }
 
+    /// Stops the store. Answers still waiting out a delay are sent at once, so stopping never waits for them.
     public func stop() async {
+        state.withLock { $0.stopping = true }
         server.stop()
         await server.stopped()
     }
@@ -163,7 +166,7 @@ public final class SimulatedAppStore: Sendable {
             return (receipt, n)
         }
         let delay = max(responseDelay, receipt?.behaviour.delay ?? 0)
-        if delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        if delay > 0 { await pause(delay) }
         guard let receipt else { return Self.json(["status": 21002]) }
         if let sharedSecret, password != sharedSecret { return Self.json(["status": 21004]) }
         if let http = receipt.behaviour.httpStatus {
@@ -183,6 +186,15 @@ public final class SimulatedAppStore: Sendable {
         var answer = Self.receiptBody(receipt, receiptData: receiptData)
         answer["status"] = 0
         return Self.json(answer)
+    }
+
+    /// Waits `seconds`, or less once `stop()` was called.
+    private func pause(_ seconds: Double) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
+        while clock.now < deadline, !state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: min(.milliseconds(50), deadline - clock.now))
+        }
     }
 
     static func receiptBody(_ receipt: Receipt, receiptData: String) -> [String: Any] {

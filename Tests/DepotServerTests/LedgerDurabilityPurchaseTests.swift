@@ -62,7 +62,8 @@ import Glibc
     @Test func acknowledgedWritesSurviveSIGKILL() async throws {
         let apple = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
         let tree = TemporaryDirectory("depot-crash")
-        try TestDepot.copySample(into: tree.path)
+        let treePath = tree.path
+        try await Blocking.run { try TestDepot.copySample(into: treePath) }
         let now = Date()
         let pki = try TestPKI.generate(validFrom: now.addingTimeInterval(-86_400), validUntil: now.addingTimeInterval(86_400))
         tree.write("root.pem", pki.rootPEM)

@@ -13,7 +13,7 @@ import Testing
         try await PurchaseFixture.run { fixture in
             let pendingCount = 16
             let receipts = (0..<pendingCount).map { _ in
-                fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 2))
+                fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 4))
             }
             let finished = Counter()
             try await withThrowingTaskGroup(of: Int.self) { group in

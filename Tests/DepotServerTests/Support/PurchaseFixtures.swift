@@ -44,9 +44,14 @@ final class PurchaseFixture: @unchecked Sendable {
         let certificates = TemporaryDirectory("depot-roots")
         certificates.write("root.pem", pki.rootPEM)
         let rootFile = certificates.path + "/root.pem"
+        // The sample is copied with a child process that blocks its thread: keep that off the cooperative
+        // pool, which the servers' own tasks and timers need.
+        let tree = TemporaryDirectory("depot-server")
+        let treePath = tree.path
         let depot: TestDepot
         do {
-            depot = try await TestDepot.start { configuration in
+            try await Blocking.run { try TestDepot.copySample(into: treePath) }
+            depot = try await TestDepot.start(tree: tree) { configuration in
                 configuration.appleVerifyURL = apple.productionURL
                 configuration.appleSandboxVerifyURL = apple.sandboxURL
                 configuration.appleSharedSecret = appleSecret
