@@ -119,7 +119,7 @@ import Glibc
 }
 
 /// `depot` run as a child process: started, its port read from "listening on" on stdout, killed.
-final class DepotProcess: @unchecked Sendable {
+private final class DepotProcess: @unchecked Sendable {
     let process: Process
     let port: Int
 

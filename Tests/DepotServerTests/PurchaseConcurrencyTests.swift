@@ -10,10 +10,12 @@ import Testing
     /// While many receipt requests wait on a slow Apple, the product list on the same server is answered:
     /// every catalog request completes while every receipt request is still pending.
     @Test func slowAppleNeverStallsCatalogTraffic() async throws {
-        try await PurchaseFixture.run { fixture in
+        // Apple holds its answers for 60 s (released below by stopping the store), far beyond the time the
+        // catalog requests may take on a busy machine.
+        try await PurchaseFixture.run(configure: { $0.appleTimeout = 120 }) { fixture in
             let pendingCount = 16
             let receipts = (0..<pendingCount).map { _ in
-                fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 4))
+                fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 60))
             }
             let finished = Counter()
             try await withThrowingTaskGroup(of: Int.self) { group in
@@ -51,6 +53,9 @@ import Testing
                 #expect(finished.value == 0,
                         "the catalog requests must complete while the receipt requests wait on Apple")
 
+                // Apple answers now; every waiting purchase completes.
+                await fixture.apple.stop()
+
                 var statuses: [Int] = []
                 for try await status in group { statuses.append(status) }
                 #expect(statuses == Array(repeating: 200, count: pendingCount))
@@ -77,7 +82,7 @@ import Testing
 }
 
 /// A thread-safe count shared with child tasks.
-final class Counter: Sendable {
+private final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .sequentiallyConsistent) }
     var value: Int { count.load(ordering: .sequentiallyConsistent) }

@@ -27,6 +27,9 @@ import Testing
             let after = Int64(Date().timeIntervalSince1970)
             #expect(response.status == 200, "\(response.summary)")
             #expect(response.header("Content-Type") == "application/json; charset=utf-8")
+            #expect(response.header("Cache-Control") == "no-store")
+            #expect(response.header("Server") == "depot")
+            #expect(response.header("Date") != nil)
             let object = response.object
             #expect(Set(object.keys) == ["environment", "entitlements", "rejected"])
             #expect(object["environment"] as? String == "Production")
@@ -230,7 +233,7 @@ import Testing
         }
     }
 
-    /// Spec §7: wrong method is a `405` with `Allow`.
+    /// Spec §7: wrong method is a `405` with `Allow` (RFC 9110 §15.5.6: a 405 carries `Allow`).
     @Test(arguments: ["/v1/receipts", "/v1/notifications/appstore"])
     func onlyPostIsAllowed(path: String) async throws {
         try await PurchaseFixture.run { fixture in

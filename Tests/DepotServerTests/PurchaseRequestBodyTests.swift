@@ -47,6 +47,7 @@ import Testing
         }
     }
 
+    // RFC 9110 §15.5.16: 415 for a body in a format the route does not take.
     @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", nil] as [String?])
     func bodyThatIsNotJSONMediaIsUnsupported(contentType: String?) async throws {
         try await PurchaseFixture.run { fixture in
@@ -80,7 +81,7 @@ import Testing
             let accepted = try await fixture.post("/v1/receipts", body: exact)
             #expect(accepted.status == 200, "\(accepted.summary)")
 
-            // Declared one byte over: answered without waiting for the rest of the body.
+            // RFC 9110 §15.5.14: declared one byte over, answered 413 without waiting for the rest of the body.
             let port = fixture.depot.port
             let head = "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(limit + 1)\r\n\r\n{\"receipt\": \""

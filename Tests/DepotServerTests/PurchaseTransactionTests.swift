@@ -180,6 +180,37 @@ import Testing
         }
     }
 
+    /// `--apple-root-certs` takes several files, PEM or DER: each root is trusted.
+    @Test func everyConfiguredRootIsTrusted() async throws {
+        let other = try Authority.standard.generate()
+        let files = TemporaryDirectory("depot-roots")
+        files.write("other.der", other.rootDER)
+        let otherFile = files.path + "/other.der"
+        try await PurchaseFixture.run(configure: { $0.appleRootCertificateFiles?.append(otherFile) }) { fixture in
+            for signer in [fixture.signer, TransactionSigner(pki: other)] {
+                let response = try await fixture.postTransactions([try signer.signedTransaction(PurchaseFixture.transaction())])
+                #expect(response.status == 200, "\(response.summary)")
+                #expect(response.entitlements.count == 1)
+            }
+        }
+    }
+
+    /// A root file that cannot be used stops start-up, naming the option (spec §3).
+    @Test(arguments: ["missing", "garbage"])
+    func unusableRootFileStopsStartUp(kind: String) async throws {
+        let files = TemporaryDirectory("depot-roots")
+        files.write("garbage.pem", "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydA==\n-----END CERTIFICATE-----\n")
+        let path = files.path + (kind == "missing" ? "/missing.pem" : "/garbage.pem")
+        do {
+            try await PurchaseFixture.run(configure: { $0.appleRootCertificateFiles = [path] }) { _ in
+                Issue.record("the server started with an unusable root file")
+            }
+        } catch let error as ConfigurationError {
+            #expect(error.option == "apple-root-certs")
+            #expect(error.message.contains(path))
+        }
+    }
+
     // MARK: - Building tokens
 
     static func payload(_ transaction: TransactionSigner.Transaction) throws -> [UInt8] {

@@ -20,9 +20,8 @@ final class PurchaseFixture: @unchecked Sendable {
     let pki: TestPKI
     let signer: TransactionSigner
     let depot: TestDepot
-    /// Holds the trusted root's PEM file.
+    /// Holds the trusted root's PEM file (`root.pem`).
     let certificates: TemporaryDirectory
-    var rootFile: String { certificates.path + "/root.pem" }
 
     private init(apple: SimulatedAppStore, pki: TestPKI, depot: TestDepot, certificates: TemporaryDirectory) {
         self.apple = apple
