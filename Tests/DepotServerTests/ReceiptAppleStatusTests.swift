@@ -121,11 +121,9 @@ import Testing
     }
 
     @Test func unreachableAppleIsUnavailable() async throws {
-        // A port that was just listening and is now closed: connections are refused.
-        let gone = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
-        let closedURL = gone.productionURL
-        await gone.stop()
-        try await PurchaseFixture.run(configure: { $0.appleVerifyURL = closedURL; $0.appleSandboxVerifyURL = closedURL }) { fixture in
+        let refusing = try RefusingPort()
+        let url = refusing.url
+        try await PurchaseFixture.run(configure: { $0.appleVerifyURL = url; $0.appleSandboxVerifyURL = url }) { fixture in
             let response = try await fixture.postReceipt(fixture.apple.issueReceipt([PurchaseFixture.purchase()]))
             #expect(response.status == 503, "\(response.summary)")
             #expect(response.errorCode == "apple_unavailable")
@@ -133,6 +131,7 @@ import Testing
             // Nothing reached a live store.
             #expect(fixture.apple.callCounts == (production: 0, sandbox: 0))
         }
+        withExtendedLifetime(refusing) {}
     }
 
     /// Apple slower than `--apple-timeout`: a `503` after two bounded attempts, long before Apple answers.
