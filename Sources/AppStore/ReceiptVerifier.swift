@@ -62,12 +62,19 @@ public final class ReceiptVerifier: Sendable {
             self.session = session
         } else {
             let sessionConfiguration = URLSessionConfiguration.ephemeral
-            sessionConfiguration.timeoutIntervalForRequest = configuration.timeout
-            sessionConfiguration.timeoutIntervalForResource = configuration.timeout
+            sessionConfiguration.timeoutIntervalForRequest = Self.sessionTimeout(configuration.timeout)
+            sessionConfiguration.timeoutIntervalForResource = Self.sessionTimeout(configuration.timeout)
             sessionConfiguration.httpMaximumConnectionsPerHost = 32
             self.session = URLSession(configuration: sessionConfiguration)
         }
         self.observer = observer
+    }
+
+    /// URLSession's own limit, kept above `timeout`: swift-corelibs-foundation truncates request timeouts
+    /// to whole seconds (0.5 s becomes 0 and every call fails at once; 1.5 s becomes 1 s), so the exact
+    /// limit is enforced by `call`'s own timer and URLSession's only backs it up.
+    static func sessionTimeout(_ timeout: Double) -> Double {
+        timeout.rounded(.up) + 1
     }
 
     /// Validates base64 receipt data with Apple.
@@ -110,10 +117,10 @@ public final class ReceiptVerifier: Sendable {
     private func store(_ result: ReceiptVerification, key: String) {
         switch result {
         case .valid, .invalid:
-            let expires = Date().addingTimeInterval(configuration.cacheLifetime)
+            // The same clock as the lookup above (`now`), so an injected clock governs both.
+            let expires = now.addingTimeInterval(configuration.cacheLifetime)
             cache.withLock { table in
                 if table.count >= configuration.cacheCapacity {
-                    let now = Date()
                     table = table.filter { $0.value.expires > now }
                     if table.count >= configuration.cacheCapacity { table.removeAll() }
                 }
@@ -189,7 +196,8 @@ public final class ReceiptVerifier: Sendable {
         let timeout = configuration.timeout
         let answer: Answer = await withTaskGroup(of: Answer?.self) { group in
             group.addTask {
-                var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+                var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
+                                         timeoutInterval: Self.sessionTimeout(timeout))
                 request.httpMethod = "POST"
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
                 request.httpBody = bodyData

@@ -70,6 +70,8 @@ public final class SimulatedAppStore: Sendable {
         var productionCalls = 0
         var sandboxCalls = 0
         var lastBody: [String: String] = [:]
+        var lastRawBody: [UInt8]?
+        var stopping = false
     }
 
     private let state = Mutex(State())
@@ -92,7 +94,9 @@ public final class SimulatedAppStore: Sendable {
         responder.store.withLock { $0 = self }
     }
 
+    /// Stops the store. Answers still waiting out a delay are sent at once, so stopping never waits for them.
     public func stop() async {
+        state.withLock { $0.stopping = true }
         server.stop()
         await server.stopped()
     }
@@ -132,6 +136,10 @@ public final class SimulatedAppStore: Sendable {
     /// The last request body's string fields (`receipt-data`, `password`, ...), for checking what Depot sent.
     public var lastRequestFields: [String: String] { state.withLock { $0.lastBody } }
 
+    /// The last request body exactly as received (to check JSON types, e.g. that
+    /// `exclude-old-transactions` is the literal `true`).
+    public var lastRequestBody: [UInt8]? { state.withLock { $0.lastRawBody } }
+
     static func receiptID(_ receiptData: String) -> String? {
         guard let data = Data(base64Encoded: receiptData),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
@@ -150,6 +158,7 @@ public final class SimulatedAppStore: Sendable {
         let id = Self.receiptID(receiptData)
         let (receipt, call): (Receipt?, Int) = state.withLock { s in
             s.lastBody = fields
+            s.lastRawBody = body
             if sandboxEndpoint { s.sandboxCalls += 1 } else { s.productionCalls += 1 }
             guard let id, let receipt = s.receipts[id] else { return (nil, 0) }
             let n = s.calls[id, default: 0]
@@ -157,7 +166,7 @@ public final class SimulatedAppStore: Sendable {
             return (receipt, n)
         }
         let delay = max(responseDelay, receipt?.behaviour.delay ?? 0)
-        if delay > 0 { try? await Task.sleep(for: .milliseconds(Int(delay * 1000))) }
+        if delay > 0 { await pause(delay) }
         guard let receipt else { return Self.json(["status": 21002]) }
         if let sharedSecret, password != sharedSecret { return Self.json(["status": 21004]) }
         if let http = receipt.behaviour.httpStatus {
@@ -177,6 +186,15 @@ public final class SimulatedAppStore: Sendable {
         var answer = Self.receiptBody(receipt, receiptData: receiptData)
         answer["status"] = 0
         return Self.json(answer)
+    }
+
+    /// Waits `seconds`, or less once `stop()` was called.
+    private func pause(_ seconds: Double) async {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
+        while clock.now < deadline, !state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: min(.milliseconds(50), deadline - clock.now))
+        }
     }
 
     static func receiptBody(_ receipt: Receipt, receiptData: String) -> [String: Any] {

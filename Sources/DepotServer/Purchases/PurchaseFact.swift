@@ -1,5 +1,6 @@
 import DepotCore
 import Foundation
+import Ledger
 
 /// One validated purchase, whichever way it arrived (a receipt's `in_app` entry or a StoreKit 2 transaction).
 struct PurchaseFact: Sendable, Equatable {
@@ -10,6 +11,8 @@ struct PurchaseFact: Sendable, Equatable {
     var expiresDate: Date?
     var revocationDate: Date?
     var environment: String
+    /// How it was validated (`verifyReceipt` or a locally verified JWS), as the ledger records it.
+    var source: LedgerPurchase.Source
 
     init(receipt purchase: ReceiptPurchase, environment: String) {
         productID = purchase.productID
@@ -19,6 +22,7 @@ struct PurchaseFact: Sendable, Equatable {
         expiresDate = purchase.expiresDate
         revocationDate = purchase.cancellationDate
         self.environment = environment
+        source = .receipt
     }
 
     init(transaction: StoreKitTransaction) {
@@ -29,6 +33,7 @@ struct PurchaseFact: Sendable, Equatable {
         expiresDate = transaction.expiresDate
         revocationDate = transaction.revocationDate
         environment = transaction.environment.rawValue
+        source = .jws
     }
 
     /// For each original transaction, its most recent transaction (a subscription's latest renewal).

@@ -199,7 +199,7 @@ final class PurchaseService: PurchaseRoutes {
     static func ledgerPurchase(_ fact: PurchaseFact) -> LedgerPurchase {
         LedgerPurchase(transactionID: fact.transactionID, originalTransactionID: fact.originalTransactionID, productID: fact.productID,
                        environment: fact.environment, purchaseDate: fact.purchaseDate, expiresDate: fact.expiresDate,
-                       revocationDate: fact.revocationDate, source: .receipt)
+                       revocationDate: fact.revocationDate, source: fact.source)
     }
 
     // MARK: - Notifications

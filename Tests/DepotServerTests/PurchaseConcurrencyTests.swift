@@ -1,0 +1,89 @@
+import AppStoreSimulator
+import DepotServer
+import DepotTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// Calls to Apple wait without holding an event loop or a thread (architecture: slow work off the loops).
+@Suite struct PurchaseConcurrencyTests {
+    /// While many receipt requests wait on a slow Apple, the product list on the same server is answered:
+    /// every catalog request completes while every receipt request is still pending.
+    @Test func slowAppleNeverStallsCatalogTraffic() async throws {
+        // Apple holds its answers for 60 s (released below by stopping the store), far beyond the time the
+        // catalog requests may take on a busy machine.
+        try await PurchaseFixture.run(configure: { $0.appleTimeout = 120 }) { fixture in
+            let pendingCount = 16
+            let receipts = (0..<pendingCount).map { _ in
+                fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 60))
+            }
+            let finished = Counter()
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for receipt in receipts {
+                    group.addTask {
+                        let response = try await fixture.postReceipt(receipt)
+                        finished.increment()
+                        return response.status
+                    }
+                }
+                // Every receipt request has reached Apple and is waiting for its answer.
+                var polls = 0
+                while fixture.apple.callCounts.production < pendingCount && polls < 500 {
+                    try await Task.sleep(for: .milliseconds(10))
+                    polls += 1
+                }
+                #expect(fixture.apple.callCounts.production == pendingCount)
+
+                for _ in 0..<20 {
+                    let list = try await fixture.get("/products_v1.json")
+                    #expect(list.status == 200, "\(list.summary)")
+                }
+                // Keep-alive: several on one connection too.
+                let port = fixture.depot.port
+                let pipelined = try await Blocking.run {
+                    let connection = try RawHTTPConnection(port: port)
+                    var statuses: [Int] = []
+                    for _ in 0..<5 {
+                        connection.send("GET /products_v1.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                        statuses.append(try connection.readResponse().status)
+                    }
+                    return statuses
+                }
+                #expect(pipelined == [200, 200, 200, 200, 200])
+                #expect(finished.value == 0,
+                        "the catalog requests must complete while the receipt requests wait on Apple")
+
+                // Apple answers now; every waiting purchase completes.
+                await fixture.apple.stop()
+
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                #expect(statuses == Array(repeating: 200, count: pendingCount))
+            }
+        }
+    }
+
+    /// Identical receipts arriving together share one call to Apple.
+    @Test func identicalReceiptsInFlightShareOneCall() async throws {
+        try await PurchaseFixture.run { fixture in
+            let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 0.5))
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<8 {
+                    group.addTask { try await fixture.postReceipt(receipt).status }
+                }
+                var statuses: [Int] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+            #expect(statuses == Array(repeating: 200, count: 8))
+            #expect(fixture.apple.calls(forReceipt: receipt) == 1)
+        }
+    }
+}
+
+/// A thread-safe count shared with child tasks.
+private final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .sequentiallyConsistent) }
+    var value: Int { count.load(ordering: .sequentiallyConsistent) }
+}

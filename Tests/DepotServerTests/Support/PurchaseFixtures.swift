@@ -1,0 +1,266 @@
+import AppStoreSimulator
+import DepotServer
+import DepotTestSupport
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A Depot server wired to a simulated App Store (`verifyReceipt` on loopback) and trusting a run-time
+/// test PKI for JWS, plus the requests the purchase tests send.
+///
+/// Every socket exchange runs on a thread of its own (`Blocking.run`): the raw test client blocks, and
+/// blocking Swift's small cooperative pool would starve the server's own tasks on a 2-core machine.
+final class PurchaseFixture: @unchecked Sendable {
+    static let bundleID = "com.example.depot"
+    static let level2 = "com.example.depot.level2"
+    static let seasonPass = "com.example.depot.seasonpass"
+    static let coins = "com.example.depot.coins100"
+    static let hints = "com.example.depot.hints30"
+
+    let apple: SimulatedAppStore
+    let pki: TestPKI
+    let signer: TransactionSigner
+    let depot: TestDepot
+    /// Holds the trusted root's PEM file (`root.pem`).
+    let certificates: TemporaryDirectory
+
+    private init(apple: SimulatedAppStore, pki: TestPKI, depot: TestDepot, certificates: TemporaryDirectory) {
+        self.apple = apple
+        self.pki = pki
+        signer = TransactionSigner(pki: pki)
+        self.depot = depot
+        self.certificates = certificates
+    }
+
+    /// Starts the simulated store (answering for `appleBundleID`, requiring `appleSecret` when set) and a
+    /// Depot pointed at it, trusting a fresh `TestPKI` root, with `appleSharedSecret = appleSecret`.
+    /// `configure` runs last and may change anything (e.g. point the URLs elsewhere).
+    static func start(appleSecret: String? = nil, appleBundleID: String = bundleID, pki existing: TestPKI? = nil,
+                      configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> PurchaseFixture {
+        let apple = try SimulatedAppStore(bundleID: appleBundleID, sharedSecret: appleSecret)
+        let now = Date()
+        let pki = try existing ?? TestPKI.generate(validFrom: now.addingTimeInterval(-365 * 86_400),
+                                                   validUntil: now.addingTimeInterval(365 * 86_400))
+        let certificates = TemporaryDirectory("depot-roots")
+        certificates.write("root.pem", pki.rootPEM)
+        let rootFile = certificates.path + "/root.pem"
+        // The sample is copied with a child process that blocks its thread: keep that off the cooperative
+        // pool, which the servers' own tasks and timers need.
+        let tree = TemporaryDirectory("depot-server")
+        let treePath = tree.path
+        let depot: TestDepot
+        do {
+            try await Blocking.run { try TestDepot.copySample(into: treePath) }
+            depot = try await TestDepot.start(tree: tree) { configuration in
+                configuration.appleVerifyURL = apple.productionURL
+                configuration.appleSandboxVerifyURL = apple.sandboxURL
+                configuration.appleSharedSecret = appleSecret
+                configuration.appleRootCertificateFiles = [rootFile]
+                configuration.accessLog = false
+                configure(&configuration)
+            }
+        } catch {
+            await apple.stop()
+            throw error
+        }
+        return PurchaseFixture(apple: apple, pki: pki, depot: depot, certificates: certificates)
+    }
+
+    /// Starts a fixture (see `start`), runs `body` with it, and stops it whatever `body` does.
+    static func run(appleSecret: String? = nil, appleBundleID: String = bundleID, pki: TestPKI? = nil,
+                    configure: (inout DepotConfiguration) -> Void = { _ in },
+                    _ body: (PurchaseFixture) async throws -> Void) async throws {
+        let fixture = try await start(appleSecret: appleSecret, appleBundleID: appleBundleID, pki: pki, configure: configure)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.stop()
+            throw error
+        }
+        await fixture.stop()
+    }
+
+    func stop() async {
+        await depot.stop()
+        await apple.stop()
+    }
+
+    // MARK: - Requests
+
+    /// `POST path` with a body (and `Content-Type`, unless nil).
+    func post(_ path: String, body: [UInt8], contentType: String? = "application/json") async throws -> RawResponse {
+        var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n"
+        if let contentType { head += "Content-Type: \(contentType)\r\n" }
+        head += "\r\n"
+        let request = Array(head.utf8) + body
+        let port = depot.port
+        return try await Blocking.run {
+            let connection = try RawHTTPConnection(port: port)
+            connection.send(request)
+            return try connection.readResponse(timeout: 20)
+        }
+    }
+
+    func post(_ path: String, json: String) async throws -> RawResponse {
+        try await post(path, body: Array(json.utf8))
+    }
+
+    /// `POST /v1/receipts` with a receipt.
+    func postReceipt(_ receipt: String, account: String? = nil) async throws -> RawResponse {
+        var object: [String: Any] = ["receipt": receipt]
+        object["account"] = account
+        return try await post("/v1/receipts", body: Self.jsonBytes(object))
+    }
+
+    /// `POST /v1/receipts` with StoreKit 2 signed transactions.
+    func postTransactions(_ transactions: [String], account: String? = nil) async throws -> RawResponse {
+        var object: [String: Any] = ["transactions": transactions]
+        object["account"] = account
+        return try await post("/v1/receipts", body: Self.jsonBytes(object))
+    }
+
+    /// `POST /v1/notifications/appstore`.
+    func notify(_ object: [String: Any]) async throws -> RawResponse {
+        try await post("/v1/notifications/appstore", body: Self.jsonBytes(object))
+    }
+
+    /// `POST /v1/notifications/appstore` with a V2 `signedPayload`.
+    func notify(signedPayload: String) async throws -> RawResponse {
+        try await notify(["signedPayload": signedPayload])
+    }
+
+    /// `GET path`, with the token as `Authorization: Bearer` when given.
+    func get(_ path: String, token: String? = nil) async throws -> RawResponse {
+        var headers: [String: String] = [:]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        let depot = self.depot
+        let fields = headers
+        return try await Blocking.run { try depot.get(path, fields) }
+    }
+
+    /// The status of `GET /v1/packs/<pack>/manifest` with `token` (307 when the token is honoured).
+    func packStatus(_ pack: String, token: String) async throws -> RawResponse {
+        try await get("/v1/packs/\(pack)/manifest", token: token)
+    }
+
+    // MARK: - Purchases
+
+    private static let serial = Atomic<Int>(0)
+
+    /// A fresh numeric transaction ID, unique in this process.
+    static func transactionID() -> String {
+        let n = serial.add(1, ordering: .relaxed).newValue
+        return String(2_000_000_000_000_000 + Int(Date().timeIntervalSince1970) % 1_000_000 * 1_000 + n)
+    }
+
+    /// A receipt purchase of `product` bought a day ago (whole seconds, so dates compare exactly).
+    static func purchase(_ product: String = level2, id: String = transactionID(), original: String? = nil,
+                         purchaseDate: Date? = nil, expires: Date? = nil,
+                         cancelled: Date? = nil) -> SimulatedAppStore.Purchase {
+        SimulatedAppStore.Purchase(productID: product, transactionID: id, originalTransactionID: original,
+                                   purchaseDate: purchaseDate ?? wholeSeconds(Date().addingTimeInterval(-86_400)),
+                                   expiresDate: expires, cancellationDate: cancelled)
+    }
+
+    /// A StoreKit 2 transaction of `product`, signed an hour ago for this bundle.
+    static func transaction(_ product: String = level2, id: String = transactionID(), bundleId: String = bundleID,
+                            environment: String = "Production", signedDate: Date? = nil, expires: Date? = nil,
+                            revoked: Date? = nil) -> TransactionSigner.Transaction {
+        let now = Date()
+        return TransactionSigner.Transaction(
+            transactionId: id, bundleId: bundleId, productId: product,
+            purchaseDate: wholeSeconds(now.addingTimeInterval(-86_400)),
+            signedDate: signedDate ?? wholeSeconds(now.addingTimeInterval(-3_600)),
+            type: expires == nil ? "Non-Consumable" : "Auto-Renewable Subscription", environment: environment,
+            expiresDate: expires, revocationDate: revoked)
+    }
+
+    static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+
+    static func jsonBytes(_ object: [String: Any]) -> [UInt8] {
+        Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+    }
+}
+
+/// Runs blocking work on a dedicated thread and resumes the caller with its result.
+enum Blocking {
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try body() })
+            }
+        }
+    }
+}
+
+extension RawResponse {
+    /// The body as a JSON object (empty when it is not one).
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+
+    /// `error.code` of an error body.
+    var errorCode: String? { (object["error"] as? [String: Any])?["code"] as? String }
+
+    /// `error.message` of an error body.
+    var errorMessage: String? { (object["error"] as? [String: Any])?["message"] as? String }
+
+    /// The `entitlements` array of a `200` from `/v1/receipts`.
+    var entitlements: [[String: Any]] { object["entitlements"] as? [[String: Any]] ?? [] }
+
+    /// The `rejected` array of a `200` from `/v1/receipts`.
+    var rejected: [[String: Any]] { object["rejected"] as? [[String: Any]] ?? [] }
+
+    /// The first entitlement's token.
+    var token: String? { entitlements.first?["token"] as? String }
+
+    /// `(productId, reason)` of every rejection.
+    var rejections: [Rejection] {
+        rejected.map { Rejection(product: $0["productId"] as? String ?? "", reason: $0["reason"] as? String ?? "") }
+    }
+
+    /// A short description for failure messages.
+    var summary: String { "\(status) \(text.prefix(400))" }
+}
+
+/// One entry of `rejected`.
+struct Rejection: Equatable, CustomStringConvertible {
+    var product: String
+    var reason: String
+    var description: String { "\(product): \(reason)" }
+}
+
+/// A loopback port that is bound but never listens: connections to it are refused, and no other server
+/// can take the port while this value lives (a port merely closed could be reused by a parallel test).
+final class RefusingPort: @unchecked Sendable {
+    private let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard fd >= 0, bound else {
+            if fd >= 0 { close(fd) }
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        descriptor = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
+
+    /// A `verifyReceipt` URL on this port.
+    var url: URL { URL(string: "http://127.0.0.1:\(port)/verifyReceipt")! }
+}
