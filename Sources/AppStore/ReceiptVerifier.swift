@@ -92,7 +92,7 @@ public final class ReceiptVerifier: Sendable {
         if isFirst {
             result = await resolve(receiptData: receiptData)
             // Cache first, then release the waiters: a caller arriving in between finds the answer cached.
-            store(result, key: key)
+            store(result, key: key, now: now)
             let waiters = inFlight.withLock { $0.removeValue(forKey: key) } ?? []
             for waiter in waiters { waiter.resume(returning: result) }
         } else {
@@ -114,7 +114,7 @@ public final class ReceiptVerifier: Sendable {
     }
 
     /// Keeps final answers (valid or invalid) for `cacheLifetime`; never a transient failure.
-    private func store(_ result: ReceiptVerification, key: String) {
+    private func store(_ result: ReceiptVerification, key: String, now: Date) {
         switch result {
         case .valid, .invalid:
             // The same clock as the lookup above (`now`), so an injected clock governs both.
