@@ -33,6 +33,9 @@ public final class HTTPServer: Sendable {
             throw ServerStartError.badAddress("\(configuration.host):\(configuration.port)")
         }
         core = ServerCore(configuration: configuration, responder: responder, observer: observer)
+        // SO_REUSEPORT would let this server quietly share a port another server of the same user listens on:
+        // a probe bind without it refuses a port in use first.
+        if requested.port != 0 { try Listener.probe(requested) }
         // The first socket picks the port (port 0), the others join it with SO_REUSEPORT.
         let first = try Listener.open(requested)
         guard let bound = Listener.boundAddress(first) else {

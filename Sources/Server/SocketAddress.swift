@@ -111,6 +111,17 @@ enum Listener {
         return fd
     }
 
+    /// Binds and closes a socket without `SO_REUSEPORT`: fails with `EADDRINUSE` when something listens there.
+    static func probe(_ address: SocketAddress) throws(SystemError) {
+        let fd = clinux_socket(address.isIPv6 ? AF_INET6 : AF_INET)
+        guard fd >= 0 else { throw SystemError("socket") }
+        defer { close(fd) }
+        _ = clinux_reuseaddr(fd)
+        if address.isIPv6 { _ = clinux_set_int_option(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+        let rc = address.withSockAddr { bind(fd, $0, $1) }
+        guard rc == 0 else { throw SystemError("bind \(address)") }
+    }
+
     /// The address a socket is bound to (to learn the port picked for port 0).
     static func boundAddress(_ fd: Int32) -> SocketAddress? {
         var storage = sockaddr_storage()

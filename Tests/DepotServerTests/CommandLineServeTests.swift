@@ -253,14 +253,11 @@ final class ServeProcess: @unchecked Sendable {
         let tree = try Self.sampleTree()
         try await withDepot { running in
             let result = try await Self.runBounded(["serve", "--port", String(running.port)] + Self.quiet, in: tree.path)
-            // Known issue (Server): every listening socket sets SO_REUSEPORT, so a second server binds a port that
-            // another Depot already serves, starts, and silently takes half of its connections.
-            withKnownIssue("a second server shares a port in use (SO_REUSEPORT)") {
-                #expect(!result.stdout.contains("listening"), "\(result.stdout)")
-                #expect(result.status > 0)
-                let lines = result.stderr.split(separator: "\n")
-                #expect(lines.count == 1 && lines.first?.contains("--port") == true, "\(result.stderr)")
-            }
+            // Every listening socket sets SO_REUSEPORT; a probe bind without it keeps a second server off a port in use.
+            #expect(!result.stdout.contains("listening"), "\(result.stdout)")
+            #expect(result.status > 0)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && lines.first?.contains("--port") == true, "\(result.stderr)")
         }
     }
 
