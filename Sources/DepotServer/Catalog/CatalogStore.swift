@@ -37,6 +37,14 @@ public final class CatalogStore: Sendable {
     /// Loads now (blocking). Returns the problems when the files are not usable.
     @discardableResult
     func reload() -> CatalogProblems? {
+        // One reload at a time (the watcher, a publish by HTTP, a test): the later one reads the files after
+        // the earlier one, so a stale build never replaces a newer one.
+        reloading.withLock { _ in reloadNow() }
+    }
+
+    private let reloading = Mutex<Void>(())
+
+    private func reloadNow() -> CatalogProblems? {
         let fingerprint = currentFingerprint()
         switch SnapshotLoader.load(paths: paths, cacheControl: cacheControl, manifestCache: manifestCache, replicaCount: replicaCount) {
         case .success(let snapshot):
