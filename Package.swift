@@ -39,7 +39,7 @@ let package = Package(
         // The client library (Foundation only; builds for iOS/macOS too).
         .target(name: "DepotClient"),
         .executableTarget(name: "depot", dependencies: [
-            "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto",
+            "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto", "CLinux",
         ]),
 
         // Benchmark helpers (run by the scripts in Tests/Benchmarks, release build).

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <stdint.h>
 #include <time.h>
+#include <malloc.h>
 
 /* epoll_event is packed on x86_64; this unpacked twin is what Swift sees. */
 typedef struct { uint32_t events; uint64_t data; } clinux_event;
@@ -122,5 +123,11 @@ static inline long clinux_peak_rss_kib(void) {
     struct rusage u;
     if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
     return u.ru_maxrss;
+}
+/* Keeps allocations up to `bytes` in the heap instead of fresh mmap/munmap each time (large buffers that are
+   freed and allocated again then reuse memory instead of faulting in new pages). */
+static inline void clinux_keep_large_allocations_in_heap(int bytes) {
+    mallopt(M_MMAP_THRESHOLD, bytes);
+    mallopt(M_TRIM_THRESHOLD, bytes * 2);
 }
 #endif

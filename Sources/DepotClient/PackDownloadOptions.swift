@@ -24,10 +24,14 @@ public struct PackDownloadOptions: Sendable {
     public var tokenRenewals: Int
     /// τ of the rate's moving average, seconds.
     public var rateTimeConstant: TimeInterval
+    /// Chunk requests in flight at once (default 4). Each chunk is still requested alone (`Range` + `If-Range`)
+    /// and verified alone; more than one hides the round trip and spreads the hashing over the cores.
+    /// `1` downloads strictly chunk after chunk.
+    public var parallelChunks: Int
 
     public init(freeSpace: any FreeSpaceSource = VolumeFreeSpace(), reserve: SpaceReserve = .standard,
                 hasher: any ChunkHasher = SHA256ChunkHasher(), verifyOnResume: Bool = true, chunkAttempts: Int = 3,
-                restartLimit: Int = 3, tokenRenewals: Int = 2, rateTimeConstant: TimeInterval = 5) {
+                restartLimit: Int = 3, tokenRenewals: Int = 2, rateTimeConstant: TimeInterval = 5, parallelChunks: Int = 4) {
         self.freeSpace = freeSpace
         self.reserve = reserve
         self.hasher = hasher
@@ -36,6 +40,7 @@ public struct PackDownloadOptions: Sendable {
         self.restartLimit = restartLimit
         self.tokenRenewals = tokenRenewals
         self.rateTimeConstant = rateTimeConstant
+        self.parallelChunks = max(1, parallelChunks)
     }
 
     /// The journal's file name inside the destination.

@@ -77,7 +77,7 @@ extension PackDownloader {
             default:
                 throw transport.error(for: answer)
             }
-            if body.count == Int(chunk.length), try digest(body) == chunk.sha256.lowercased() {
+            if body.count == Int(chunk.length), try await Self.digest(body, with: options.hasher) == chunk.sha256.lowercased() {
                 return .bytes(body)
             }
             failures += 1
@@ -104,8 +104,17 @@ extension PackDownloader {
 
     /// Lowercase hex SHA-256 through the injected hasher.
     func digest(_ data: Data) throws -> String {
+        try Self.hexDigest(data, with: options.hasher)
+    }
+
+    /// Lowercase hex SHA-256 through the injected hasher, off the actor (chunks in flight hash in parallel).
+    nonisolated static func digest(_ data: Data, with hasher: any ChunkHasher) async throws -> String {
+        try hexDigest(data, with: hasher)
+    }
+
+    nonisolated static func hexDigest(_ data: Data, with hasher: any ChunkHasher) throws -> String {
         do {
-            return try options.hasher.sha256(data).hexString
+            return try hasher.sha256(data).hexString
         } catch let error as DepotClientError {
             throw error
         } catch {

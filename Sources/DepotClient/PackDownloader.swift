@@ -225,39 +225,27 @@ public actor PackDownloader {
         emit(.started(manifest, resumedBytes: progress.completedBytes))
         rateMark = clock.uptime()
         var restarts = 0
-        while let (file, index) = nextMissingChunk(in: manifest) {
-            try Task.checkCancellation()
-            if stopRequest == .pause { throw CancellationError() }
-            let chunk = file.chunks[index]
-            try checkSpace(for: chunk.length)
-            switch try await fetchChunk(file, index: index) {
-            case .bytes(let data):
-                try store.write(data, to: file.path, at: chunk.offset)
-                journal?.files[file.path]?.verified.insert(index)
-                if let journal { try store.saveJournal(journal) }
-                recordProgress(bytes: chunk.length, path: file.path)
-            case let answer:
-                // The file changed under us (or its version was pruned): never splice; refresh the manifest.
-                restarts += 1
-                guard restarts <= options.restartLimit else { throw DepotClientError.contentChanged(path: file.path) }
-                let refreshed = try await fetchManifest()
-                if refreshed.files.first(where: { $0.path == file.path })?.etag == file.etag {
-                    if case .gone = answer {
-                        // Same bytes under the live version's URL keep their chunks; same version: really missing.
-                        if refreshed.version == manifest.version {
-                            throw DepotClientError.notFound(code: nil, message: "\(file.path) is in the manifest but not served")
-                        }
-                    } else {
-                        // The server sent other bytes while the manifest still vouches for the old ones:
-                        // start the file over anyway.
-                        journal?.files[file.path]?.verified = []
-                        store.remove(file.path)
-                        emit(.fileRestarted(path: file.path))
+        while let (file, answer) = try await fetchMissingChunks(of: manifest) {
+            // The file changed under us (or its version was pruned): never splice; refresh the manifest.
+            restarts += 1
+            guard restarts <= options.restartLimit else { throw DepotClientError.contentChanged(path: file.path) }
+            let refreshed = try await fetchManifest()
+            if refreshed.files.first(where: { $0.path == file.path })?.etag == file.etag {
+                if case .gone = answer {
+                    // Same bytes under the live version's URL keep their chunks; same version: really missing.
+                    if refreshed.version == manifest.version {
+                        throw DepotClientError.notFound(code: nil, message: "\(file.path) is in the manifest but not served")
                     }
+                } else {
+                    // The server sent other bytes while the manifest still vouches for the old ones:
+                    // start the file over anyway.
+                    journal?.files[file.path]?.verified = []
+                    store.remove(file.path)
+                    emit(.fileRestarted(path: file.path))
                 }
-                manifest = refreshed
-                try adopt(manifest)
             }
+            manifest = refreshed
+            try adopt(manifest)
         }
         for file in manifest.files { try store.setSize(file.path, file.size) }
         journal?.completed = true
@@ -266,14 +254,91 @@ public actor PackDownloader {
         return manifest
     }
 
-    /// The first chunk, in manifest order, not yet verified.
-    private func nextMissingChunk(in manifest: DownloadManifest) -> (DownloadManifest.File, Int)? {
-        for file in manifest.files {
-            for index in file.chunks.indices where !(journal?.isVerified(file.path, chunk: index) ?? false) {
-                return (file, index)
+    /// What one chunk request ended with.
+    private struct ChunkResult: Sendable {
+        let file: DownloadManifest.File
+        let index: Int
+        let outcome: Result<ChunkAnswer, any Error>
+    }
+
+    /// Fetches every missing chunk of `manifest` in manifest order, up to `options.parallelChunks` at once.
+    /// Returns nil when all are verified, or the first file found changed (after the requests in flight finish:
+    /// they are never cancelled, and what they verified is kept). Pause, errors and cancellation also stop
+    /// launching and let the requests in flight finish first.
+    private func fetchMissingChunks(of manifest: DownloadManifest) async throws -> (DownloadManifest.File, ChunkAnswer)? {
+        let missing = missingChunks(in: manifest)
+        var next = 0
+        var changed: (DownloadManifest.File, ChunkAnswer)?
+        var failure: (any Error)?
+        var pendingBytes: Int64 = 0
+        var unsaved = 0
+        var lastSave = clock.uptime()
+        await withTaskGroup(of: ChunkResult.self) { group in
+            var inFlight = 0
+            while true {
+                while inFlight < options.parallelChunks, next < missing.count, changed == nil, failure == nil,
+                      stopRequest == nil, !Task.isCancelled {
+                    let (file, index) = missing[next]
+                    let length = file.chunks[index].length
+                    do {
+                        try checkSpace(for: length + pendingBytes)
+                    } catch {
+                        failure = error
+                        break
+                    }
+                    next += 1
+                    inFlight += 1
+                    pendingBytes += length
+                    group.addTask { [self] in
+                        do {
+                            return ChunkResult(file: file, index: index, outcome: .success(try await fetchChunk(file, index: index)))
+                        } catch {
+                            return ChunkResult(file: file, index: index, outcome: .failure(error))
+                        }
+                    }
+                }
+                guard let result = await group.next() else { break }
+                inFlight -= 1
+                let chunk = result.file.chunks[result.index]
+                pendingBytes -= chunk.length
+                switch result.outcome {
+                case .success(.bytes(let data)):
+                    do {
+                        try store.write(data, to: result.file.path, at: chunk.offset)
+                        journal?.files[result.file.path]?.verified.insert(result.index)
+                        unsaved += 1
+                        // The journal is saved every 8 chunks or quarter second: a resume re-verifies what it claims anyway.
+                        if unsaved >= 8 || clock.uptime() - lastSave >= 0.25, let journal {
+                            try store.saveJournal(journal)
+                            unsaved = 0
+                            lastSave = clock.uptime()
+                        }
+                        recordProgress(bytes: chunk.length, path: result.file.path)
+                    } catch {
+                        if failure == nil { failure = error }
+                    }
+                case .success(let answer):
+                    if changed == nil { changed = (result.file, answer) }
+                case .failure(let error):
+                    if failure == nil { failure = error }
+                }
             }
         }
-        return nil
+        if unsaved > 0, let journal { try store.saveJournal(journal) }
+        if let failure { throw failure }
+        if Task.isCancelled || (stopRequest == .pause && changed == nil && next < missing.count) { throw CancellationError() }
+        return changed
+    }
+
+    /// Every chunk, in manifest order, not yet verified.
+    private func missingChunks(in manifest: DownloadManifest) -> [(DownloadManifest.File, Int)] {
+        var result: [(DownloadManifest.File, Int)] = []
+        for file in manifest.files {
+            for index in file.chunks.indices where !(journal?.isVerified(file.path, chunk: index) ?? false) {
+                result.append((file, index))
+            }
+        }
+        return result
     }
 
     /// Enough room for `length` more bytes plus the reserve, or ``DepotClientError/insufficientSpace(required:available:)``.

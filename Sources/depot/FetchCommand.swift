@@ -1,3 +1,4 @@
+import CLinux
 import DepotClient
 import DepotServer
 import Foundation
@@ -22,6 +23,9 @@ enum FetchCommand: Command {
     static let insufficientSpaceStatus: Int32 = 75
 
     static func run(_ arguments: ParsedArguments) async -> Int32 {
+        // Every chunk passes through ~1 MiB buffers; glibc would map and unmap each one (a page fault per
+        // 4 KiB, every time). Keep them in the heap so the memory is reused.
+        clinux_keep_large_allocations_in_heap(64 << 20)
         let v = arguments.values
         guard let server = v.string("server"), let baseURL = URL(string: server), baseURL.scheme != nil else {
             Depot.fail(usage: "fetch: --server URL is required")

@@ -156,7 +156,7 @@ struct ClientLoopbackTests {
         let renewals = Atomic<Int>(0)
         let fresh = try Self.token(depot, pack: "world")
         let downloader = PackDownloader(client: Self.client(depot), pack: "world", token: short, destination: URL(fileURLWithPath: destination),
-                                        renewToken: { renewals.add(1, ordering: .relaxed); return fresh })
+                                        options: PackDownloadOptions(parallelChunks: 1), renewToken: { renewals.add(1, ordering: .relaxed); return fresh })
         guard case .paused = try await Self.downloadPausing(at: 64 * 1024, downloader) else { Issue.record("did not pause"); return }
         try await Task.sleep(for: .milliseconds(2100))
         guard case .completed(let manifest) = try await downloader.start() else { Issue.record("not completed"); return }
@@ -193,7 +193,7 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(400_000), "b.bin": SecureRandom.bytes(10)])
         let destination = depot.tree.path + "/device"
         let downloader = PackDownloader(client: Self.client(depot), pack: "world", token: try Self.token(depot, pack: "world"),
-                                        destination: URL(fileURLWithPath: destination))
+                                        destination: URL(fileURLWithPath: destination), options: PackDownloadOptions(parallelChunks: 1))
         guard case .paused = try await Self.downloadPausing(at: 64 * 1024, downloader) else { Issue.record("did not pause"); return }
         #expect(FileManager.default.fileExists(atPath: destination + "/a.bin"))
         await downloader.cancel()

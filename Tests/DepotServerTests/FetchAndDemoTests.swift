@@ -33,8 +33,14 @@ struct FetchAndDemoTests {
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // Killed once a tenth is reported (plain progress lines come every 10 %), so some chunks are journaled.
         var output = ""
-        while !output.contains("progress "), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+        func reportedTenth(_ text: String) -> Bool {
+            text.split(separator: "\n").contains { line in
+                line.hasPrefix("progress ") && (Int(line.dropFirst(9).prefix { $0.isNumber }) ?? 0) >= 10
+            }
+        }
+        while !reportedTenth(output), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
             output += String(decoding: data, as: UTF8.self)
         }
         kill(process.processIdentifier, SIGKILL)

@@ -28,8 +28,9 @@ struct PackFixture {
     var destination: URL { scratch.url.appendingPathComponent("packs/level2") }
     var client: DepotClient { server.client(clock: time.clock) }
 
-    func options(verifyOnResume: Bool = true, reserve: SpaceReserve = .none) -> PackDownloadOptions {
-        PackDownloadOptions(freeSpace: space, reserve: reserve, verifyOnResume: verifyOnResume)
+    /// Sequential by default (the tests count and order requests); `parallel` for the concurrent path.
+    func options(verifyOnResume: Bool = true, reserve: SpaceReserve = .none, parallel: Int = 1) -> PackDownloadOptions {
+        PackDownloadOptions(freeSpace: space, reserve: reserve, verifyOnResume: verifyOnResume, parallelChunks: parallel)
     }
 
     /// A fresh downloader (as a new process would make) for the same destination.
