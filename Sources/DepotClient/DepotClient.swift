@@ -44,13 +44,14 @@ public struct DepotClient: Sendable {
     ///   - cacheDirectory: product-list cache (one file per list and server); defaults to
     ///     ``defaultCacheDirectory``.
     ///   - clock: injectable time for tests.
+    ///   - exchanger: sends the requests; defaults to `session`.
     public init(baseURL: URL, session: URLSession = .shared, cacheDirectory: URL? = DepotClient.defaultCacheDirectory,
-                clock: DepotClock = .system) {
+                clock: DepotClock = .system, exchanger: (any HTTPExchanger)? = nil) {
         self.baseURL = baseURL
         self.session = session
         self.cacheDirectory = cacheDirectory
         self.clock = clock
-        transport = DepotTransport(baseURL: baseURL, session: session, clock: clock)
+        transport = DepotTransport(baseURL: baseURL, exchanger: exchanger ?? URLSessionExchanger(session: session), clock: clock)
     }
 
     /// `<user caches>/Depot`.

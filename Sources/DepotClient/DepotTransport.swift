@@ -30,7 +30,7 @@ struct HTTPAnswer: Sendable {
 /// session does not, and turns failures into ``DepotClientError/transport(_:)`` or `CancellationError`.
 struct DepotTransport: Sendable {
     let baseURL: URL
-    let session: URLSession
+    let exchanger: any HTTPExchanger
     let clock: DepotClock
 
     /// Redirect statuses followed by hand (RFC 9110 §15.4): the session follows them itself on Apple
@@ -83,10 +83,7 @@ struct DepotTransport: Sendable {
     /// Sends and maps errors: a cancelled task stays a `CancellationError`, any other failure is `.transport`.
     func exchange(_ request: URLRequest) async throws -> HTTPAnswer {
         do {
-            let (data, response) = try await session.data(for: request)
-            guard let http = response as? HTTPURLResponse else {
-                throw DepotClientError.invalidResponse("not an HTTP response")
-            }
+            let (http, data) = try await exchanger.exchange(request)
             return HTTPAnswer(http, body: data)
         } catch let error as DepotClientError {
             throw error

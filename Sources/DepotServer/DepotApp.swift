@@ -65,7 +65,8 @@ public final class DepotApp: Sendable {
         let metrics = Metrics(shardCount: loops, openConnections: { counter.value })
         let tokens = DownloadTokenAuthority(key: key)
         let access = LedgerAccess(ledger: ledger)
-        let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) })
+        let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
+                               loops: loops)
         let operations = OperationRoutes(store: store, metrics: metrics, paths: paths,
                                          ledgerWritable: { await ledger.checkWritable() })
         let receiptVerifier = ReceiptVerifier(

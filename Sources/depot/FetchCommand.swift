@@ -38,7 +38,8 @@ enum FetchCommand: Command {
             Depot.fail(usage: "fetch: give exactly one of --receipt FILE or --transaction FILE")
         }
         let account = v.string("account")
-        let client = DepotClient(baseURL: baseURL, cacheDirectory: nil)
+        let client = DepotClient(baseURL: baseURL, cacheDirectory: nil,
+                                 exchanger: SocketHTTPExchanger(fallback: URLSessionExchanger(session: .shared)))
 
         let unlock: @Sendable () async throws -> UnlockResult
         if let receiptFile {
@@ -67,7 +68,8 @@ enum FetchCommand: Command {
             return Depot.fail("fetch: the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
         }
         say("unlocked \(entitlement.productId) → pack \(pack) (transaction \(entitlement.originalTransactionId))")
-        let downloader = client.downloader(for: entitlement, to: URL(fileURLWithPath: out), renewToken: {
+        let parallel = Int(ProcessInfo.processInfo.environment["DEPOT_FETCH_PARALLEL"] ?? "") ?? 4
+        let downloader = client.downloader(for: entitlement, to: URL(fileURLWithPath: out), options: PackDownloadOptions(parallelChunks: parallel), renewToken: {
             // An expired token: validate the purchase again for a fresh one.
             guard let fresh = try await unlock().entitlements.first(where: { $0.pack == pack }) else { throw DepotClientError.revoked }
             return fresh.token

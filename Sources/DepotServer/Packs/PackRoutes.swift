@@ -2,6 +2,7 @@ import DepotCore
 import DepotCrypto
 import HTTP
 import Server
+import Synchronization
 
 /// `/v1/packs/...` (spec §4.4): manifest redirect, versioned manifest with the download plan, and files.
 struct PackRoutes: Sendable {
@@ -10,6 +11,17 @@ struct PackRoutes: Sendable {
     let access: any AccessChecker
     /// Seconds since 1970.
     let now: @Sendable () -> Int64
+    /// One per event loop.
+    let caches: [PackLoopCache]
+
+    init(store: CatalogStore, tokens: DownloadTokenAuthority, access: any AccessChecker, now: @escaping @Sendable () -> Int64,
+         loops: Int = 1) {
+        self.store = store
+        self.tokens = tokens
+        self.access = access
+        self.now = now
+        caches = (0..<max(1, loops)).map { _ in PackLoopCache() }
+    }
 
     private enum Target {
         case manifestRedirect(pack: String)
@@ -18,7 +30,9 @@ struct PackRoutes: Sendable {
     }
 
     /// `segments` are the decoded path segments after `/v1/packs`.
-    func respond(to head: RequestHead, segments: ArraySlice<String>, target: RequestTarget) -> Response {
+    func respond(to head: RequestHead, segments: ArraySlice<String>, target: RequestTarget, loop: Int = 0) -> Response {
+        let cache = caches[loop % caches.count]
+        cache.syncGeneration(store.generation.load(ordering: .acquiring))
         let parsed: Target
         switch Self.parse(segments) {
         case .success(let t): parsed = t
@@ -32,7 +46,7 @@ struct PackRoutes: Sendable {
         case .file(let p, _, _): packID = p; route = "pack_file"
         }
         // Token before existence (spec §4.4).
-        if case .failure(let rejection) = authorize(head: head, target: target, pack: packID) {
+        if case .failure(let rejection) = authorize(head: head, target: target, pack: packID, cache: cache) {
             return rejection.apiError.response(route: route)
         }
         guard let snapshot = store.current, let pack = snapshot.content.packs[packID] else {
@@ -62,7 +76,7 @@ struct PackRoutes: Sendable {
             guard let file = packVersion.files[path] else {
                 return APIError.notFound("Version \(version) of pack \"\(packID)\" has no file \"\(path)\".").response(route: route)
             }
-            return fileResponse(head: head, version: packVersion, file: file)
+            return fileResponse(head: head, version: packVersion, file: file, cache: cache)
         }
     }
 
@@ -89,7 +103,7 @@ struct PackRoutes: Sendable {
     /// Checks the token: `Authorization: Bearer` first, else `?token=`. An Authorization field of another scheme
     /// (Basic credentials added by a proxy or a download manager) carries no download token and does not hide
     /// one in the query (spec §4.3: the token is accepted as a bearer token *or* in the query).
-    private func authorize(head: RequestHead, target: RequestTarget, pack: String) -> Result<Void, TokenRejection> {
+    private func authorize(head: RequestHead, target: RequestTarget, pack: String, cache: PackLoopCache) -> Result<Void, TokenRejection> {
         var token: String?
         let bearers = head.fields.values("authorization").filter {
             $0.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
@@ -103,15 +117,26 @@ struct PackRoutes: Sendable {
             token = query
         }
         guard let token, !token.isEmpty else { return .failure(.missing) }
-        switch tokens.verify(token, now: now()) {
-        case .failure(let rejection): return .failure(rejection)
-        case .success(let claims):
-            guard claims.pack == pack else { return .failure(.wrongPack) }
-            guard access.isAllowed(originalTransactionID: claims.originalTransactionID, account: claims.account) else {
-                return .failure(.revoked)
+        let claims: DownloadTokenClaims
+        let time = now()
+        if let known = cache.claims(for: token) {
+            // The signature was checked on an earlier request of this loop; the expiry is checked again.
+            guard known.expires > time else { return .failure(.expired) }
+            claims = known
+        } else {
+            switch tokens.verify(token, now: time) {
+            case .failure(let rejection): return .failure(rejection)
+            case .success(let verified):
+                claims = verified
+                cache.remember(verified, for: token)
             }
-            return .success(())
         }
+        guard claims.pack == pack else { return .failure(.wrongPack) }
+        // Revocation is looked up on every request: a refund takes effect on the very next one.
+        guard access.isAllowed(originalTransactionID: claims.originalTransactionID, account: claims.account) else {
+            return .failure(.revoked)
+        }
+        return .success(())
     }
 
     private func manifestResponse(head: RequestHead, version: PackVersion, target: RequestTarget) -> Response {
@@ -144,22 +169,31 @@ struct PackRoutes: Sendable {
         return out
     }
 
-    private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File) -> Response {
-        // Path safety (spec §4.4), checked again on every request because the tree may have changed since the
-        // manifest was loaded: no component may be a symlink, and the file opened must be the one checked (a
-        // directory swapped for a symlink between the check and the open is caught by the identity comparison).
-        guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path),
-              let opened = OpenFile.open(path: version.directory + "/" + file.path),
-              FileStatus.identity(descriptor: opened.descriptor) == checked else {
-            return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+    private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File, cache: PackLoopCache) -> Response {
+        let key = PackLoopCache.FileKey(version: ObjectIdentifier(version), path: file.path)
+        let served: PackLoopCache.ServedFile
+        if let known = cache.file(key) {
+            served = known
+        } else {
+            // Path safety (spec §4.4) when the file is first opened: no component may be a symlink, and the file
+            // opened must be the one checked (a directory swapped for a symlink between the check and the open is
+            // caught by the identity comparison). The descriptor is then reused: versions are immutable.
+            guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path),
+                  let opened = OpenFile.open(path: version.directory + "/" + file.path),
+                  FileStatus.identity(descriptor: opened.descriptor) == checked else {
+                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+            }
+            guard opened.size == file.size else {
+                return APIError(500, "content_corrupt", "The file on disk does not match its manifest.").response(route: "pack_file")
+            }
+            served = PackLoopCache.ServedFile(file: opened, etag: EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256),
+                                              contentType: MediaType.forPath(file.path))
+            cache.remember(served, for: key)
         }
-        guard opened.size == file.size else {
-            return APIError(500, "content_corrupt", "The file on disk does not match its manifest.").response(route: "pack_file")
-        }
-        let tag = EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256)
         let representation = Representation(
-            source: .file(opened), etag: tag, lastModified: version.lastModified,
-            contentType: MediaType.forPath(file.path), cacheControl: "private, max-age=31536000, immutable", route: "pack_file")
+            source: .file(served.file), etag: served.etag, lastModified: version.lastModified,
+            contentType: served.contentType, cacheControl: "private, max-age=31536000, immutable", route: "pack_file",
+            lastModifiedText: version.lastModifiedText)
         return representation.respond(to: head, conditions: RequestConditions(head.fields))
     }
 }

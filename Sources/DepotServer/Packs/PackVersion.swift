@@ -14,6 +14,8 @@ final class PackVersion: Sendable {
     let manifestETag: EntityTag
     /// Publish time, seconds since 1970: the files' `Last-Modified`.
     let lastModified: Int64
+    /// `lastModified` as an HTTP date.
+    let lastModifiedText: String
     /// Files by manifest path; only files that are regular files inside the version directory (no symlinks).
     let files: [String: PackManifest.File]
 
@@ -26,6 +28,7 @@ final class PackVersion: Sendable {
         self.manifestBody = manifestBody
         self.manifestETag = EntityTag(opaqueTag: Hex.encode(SHA256.hash(manifestBody).prefix(16)))
         self.lastModified = manifest.publishedSeconds
+        self.lastModifiedText = HTTPDate.format(manifest.publishedSeconds)
         self.files = servableFiles
     }
 }

@@ -66,7 +66,7 @@ final class DepotResponder: Responder {
         switch segments[1] {
         case "packs" where segments.count >= 3:
             guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "packs") }
-            return .reply(.response(packs.respond(to: head, segments: segments[2...], target: target)))
+            return .reply(.response(packs.respond(to: head, segments: segments[2...], target: target, loop: context.loopIndex)))
         case "receipts" where segments.count == 2:
             guard head.method == .post else { return reply(.methodNotAllowed("POST"), route: "receipts") }
             guard let purchases else { return reply(APIError(503, "unavailable", "Purchases are not configured."), route: "receipts") }

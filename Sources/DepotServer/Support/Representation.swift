@@ -19,6 +19,8 @@ struct Representation {
     /// Whether `Vary: Accept-Encoding` is sent.
     var varies = false
     var route: String
+    /// `Last-Modified` already formatted (a version formats its publish time once).
+    var lastModifiedText: String?
 
     var length: Int64 {
         switch source {
@@ -31,7 +33,7 @@ struct Representation {
     func validatorFields() -> HTTPFields {
         var fields = HTTPFields()
         fields.append("ETag", etag.headerValue)
-        if let lastModified { fields.append("Last-Modified", HTTPDate.format(lastModified)) }
+        if let lastModified { fields.append("Last-Modified", lastModifiedText ?? HTTPDate.format(lastModified)) }
         fields.append("Cache-Control", cacheControl)
         if varies { fields.append("Vary", "Accept-Encoding") }
         return fields
