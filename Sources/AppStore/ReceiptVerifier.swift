@@ -64,7 +64,8 @@ public final class ReceiptVerifier: Sendable {
             let sessionConfiguration = URLSessionConfiguration.ephemeral
             sessionConfiguration.timeoutIntervalForRequest = Self.sessionTimeout(configuration.timeout)
             sessionConfiguration.timeoutIntervalForResource = Self.sessionTimeout(configuration.timeout)
-            sessionConfiguration.httpMaximumConnectionsPerHost = 32
+            // Each call waits on Apple (~100 ms or more): as many calls in flight as clients waiting, within reason.
+            sessionConfiguration.httpMaximumConnectionsPerHost = 256
             self.session = URLSession(configuration: sessionConfiguration)
         }
         self.observer = observer

@@ -124,6 +124,11 @@ static inline long clinux_peak_rss_kib(void) {
     if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
     return u.ru_maxrss;
 }
+/* Sets the calling thread's nice value (Linux: per thread). Returns 0, or -1 when not permitted. */
+static inline int clinux_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)gettid(), nice);
+}
+
 /* Keeps allocations up to `bytes` in the heap instead of fresh mmap/munmap each time (large buffers that are
    freed and allocated again then reuse memory instead of faulting in new pages). */
 static inline void clinux_keep_large_allocations_in_heap(int bytes) {

@@ -77,6 +77,10 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - The loop
 
     func run() {
+        // Requests on the loop come before background work (Apple calls, the ledger, uploads): ask for a
+        // higher priority than the process's other threads when the system allows it (nginx's
+        // `worker_priority`); without the privilege the loop keeps the default.
+        _ = clinux_set_thread_nice(-5)
         let events = UnsafeMutablePointer<clinux_event>.allocate(capacity: 256)
         defer { events.deallocate() }
         while true {

@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 
 /// A small pool of dedicated threads that runs the server's asynchronous work (`Reply.later`, body sinks).
@@ -33,6 +34,8 @@ public final class WorkerPool: TaskExecutor, @unchecked Sendable {
     }
 
     private func work() {
+        // Background work yields to the event loops.
+        _ = clinux_set_thread_nice(5)
         while true {
             condition.lock()
             while head == jobs.count { condition.wait() }
