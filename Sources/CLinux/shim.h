@@ -86,7 +86,6 @@ static inline int clinux_set_int_option(int fd, int level, int name, int value) 
 }
 static inline int clinux_nodelay(int fd) { return clinux_set_int_option(fd, IPPROTO_TCP, TCP_NODELAY, 1); }
 static inline int clinux_reuseaddr(int fd) { return clinux_set_int_option(fd, SOL_SOCKET, SO_REUSEADDR, 1); }
-static inline int clinux_reuseport(int fd) { return clinux_set_int_option(fd, SOL_SOCKET, SO_REUSEPORT, 1); }
 
 /* Monotonic milliseconds (coarse: cheap enough to read per loop iteration). */
 static inline uint64_t clinux_monotonic_ms(void) {

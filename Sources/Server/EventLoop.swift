@@ -50,7 +50,7 @@ final class EventLoop: @unchecked Sendable {
         let smallest = min(core.configuration.headerTimeoutMilliseconds, core.configuration.idleTimeoutMilliseconds,
                            core.configuration.writeTimeoutMilliseconds)
         sweepInterval = max(20, min(250, smallest / 4))
-        guard clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken) == 0,
+        guard listenFD < 0 || clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken) == 0,
               clinux_epoll_add(epollFD, wakeFD, CLINUX_EPOLLIN, Self.wakeToken) == 0 else {
             throw SystemError("epoll_ctl")
         }
@@ -147,7 +147,11 @@ final class EventLoop: @unchecked Sendable {
         if bits & (CLINUX_EPOLLIN | CLINUX_EPOLLERR | CLINUX_EPOLLHUP) != 0, !connection.isClosed { connection.readable() }
     }
 
+    private var nextTarget = 0
+
+    /// Accepts what is waiting and hands each connection to the next loop in turn.
     private func acceptConnections() {
+        let loops = core.loops.loops
         for _ in 0..<64 {
             var storage = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -158,22 +162,37 @@ final class EventLoop: @unchecked Sendable {
             }
             _ = clinux_nodelay(fd)
             let remote = SocketAddress.from(&storage)?.description ?? "unknown"
-            let generation = nextGeneration
-            nextGeneration &+= 1
-            if nextGeneration == 0 { nextGeneration = 1 }
-            let connection = Connection(fd: fd, generation: generation, loop: self, remoteAddress: remote)
-            if Int(fd) >= connections.count {
-                connections.append(contentsOf: repeatElement(nil, count: Int(fd) - connections.count + 64))
+            let target = loops.isEmpty ? self : loops[nextTarget % loops.count]
+            nextTarget &+= 1
+            if target === self {
+                adopt(fd, remote: remote)
+            } else {
+                target.execute { target.adopt(fd, remote: remote) }
             }
-            guard clinux_epoll_add(epollFD, fd, CLINUX_EPOLLIN, connection.token) == 0 else {
-                close(fd)
-                continue
-            }
-            connections[Int(fd)] = connection
-            connectionCount += 1
-            core.openConnections.add(1, ordering: .relaxed)
-            connection.start()
         }
+    }
+
+    /// Takes an accepted connection into this loop.
+    func adopt(_ fd: Int32, remote: String) {
+        if stopping {
+            close(fd)
+            return
+        }
+        let generation = nextGeneration
+        nextGeneration &+= 1
+        if nextGeneration == 0 { nextGeneration = 1 }
+        let connection = Connection(fd: fd, generation: generation, loop: self, remoteAddress: remote)
+        if Int(fd) >= connections.count {
+            connections.append(contentsOf: repeatElement(nil, count: Int(fd) - connections.count + 64))
+        }
+        guard clinux_epoll_add(epollFD, fd, CLINUX_EPOLLIN, connection.token) == 0 else {
+            close(fd)
+            return
+        }
+        connections[Int(fd)] = connection
+        connectionCount += 1
+        core.openConnections.add(1, ordering: .relaxed)
+        connection.start()
     }
 
     /// Changes what epoll reports for a connection.

@@ -10,12 +10,23 @@ final class ServerCore: Sendable {
     let responder: any Responder
     let observer: (any ServerObserver)?
     let openConnections = Atomic<Int>(0)
+    /// Every loop, for the accepting loop to hand connections out.
+    let loops = LoopList()
 
     init(configuration: ServerConfiguration, responder: any Responder, observer: (any ServerObserver)?) {
         self.configuration = configuration
         self.responder = responder
         self.observer = observer
     }
+}
+
+/// The loops of a server, set once before any thread starts.
+///
+/// `@unchecked Sendable`: written once during `HTTPServer.init`, before the loop threads start; read-only after.
+final class LoopList: @unchecked Sendable {
+    private(set) var loops: [EventLoop] = []
+
+    func set(_ loops: [EventLoop]) { self.loops = loops }
 }
 
 /// An HTTP/1.1 server on epoll event loops, one thread per loop.
@@ -33,28 +44,24 @@ public final class HTTPServer: Sendable {
             throw ServerStartError.badAddress("\(configuration.host):\(configuration.port)")
         }
         core = ServerCore(configuration: configuration, responder: responder, observer: observer)
-        // SO_REUSEPORT would let this server quietly share a port another server of the same user listens on:
-        // a probe bind without it refuses a port in use first.
-        if requested.port != 0 { try Listener.probe(requested) }
-        // The first socket picks the port (port 0), the others join it with SO_REUSEPORT.
-        let first = try Listener.open(requested)
-        guard let bound = Listener.boundAddress(first) else {
-            close(first)
+        // One listening socket, accepted on loop 0, which hands the connections out round-robin: every loop
+        // gets its share whatever the client's ports hash to (SO_REUSEPORT's hashing can put 6 of 8
+        // connections on one loop), and a port another server listens on is refused.
+        let listener = try Listener.open(requested)
+        guard let bound = Listener.boundAddress(listener) else {
+            close(listener)
             throw SystemError("getsockname")
         }
         address = bound
-        var fds = [first]
         do {
-            for _ in 1..<configuration.loopCount {
-                fds.append(try Listener.open(bound))
-            }
             var made: [EventLoop] = []
-            for (i, fd) in fds.enumerated() {
-                made.append(try EventLoop(index: i, core: core, listenFD: fd))
+            for i in 0..<configuration.loopCount {
+                made.append(try EventLoop(index: i, core: core, listenFD: i == 0 ? listener : -1))
             }
             loops = made
+            core.loops.set(made)
         } catch {
-            for fd in fds { close(fd) }
+            close(listener)
             throw error
         }
         finished = DispatchGroup()

@@ -90,12 +90,11 @@ private func cText(_ buffer: [CChar]) -> String {
 
 /// Listening sockets.
 enum Listener {
-    /// A non-blocking listening socket with `SO_REUSEPORT`, so each event loop can own one on the same port.
-    static func open(_ address: SocketAddress, backlog: Int32 = 1024) throws(SystemError) -> Int32 {
+    /// A non-blocking listening socket.
+    static func open(_ address: SocketAddress, backlog: Int32 = 4096) throws(SystemError) -> Int32 {
         let fd = clinux_socket(address.isIPv6 ? AF_INET6 : AF_INET)
         guard fd >= 0 else { throw SystemError("socket") }
         _ = clinux_reuseaddr(fd)
-        _ = clinux_reuseport(fd)
         if address.isIPv6 { _ = clinux_set_int_option(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
         let rc = address.withSockAddr { bind(fd, $0, $1) }
         guard rc == 0 else {
@@ -109,17 +108,6 @@ enum Listener {
             throw error
         }
         return fd
-    }
-
-    /// Binds and closes a socket without `SO_REUSEPORT`: fails with `EADDRINUSE` when something listens there.
-    static func probe(_ address: SocketAddress) throws(SystemError) {
-        let fd = clinux_socket(address.isIPv6 ? AF_INET6 : AF_INET)
-        guard fd >= 0 else { throw SystemError("socket") }
-        defer { close(fd) }
-        _ = clinux_reuseaddr(fd)
-        if address.isIPv6 { _ = clinux_set_int_option(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
-        let rc = address.withSockAddr { bind(fd, $0, $1) }
-        guard rc == 0 else { throw SystemError("bind \(address)") }
     }
 
     /// The address a socket is bound to (to learn the port picked for port 0).
