@@ -52,12 +52,16 @@ public final class ReceiptVerifier: Sendable {
     public let configuration: ReceiptVerifierConfiguration
     private let session: URLSession
     private let observer: CallObserver?
+    /// Where the calls to Apple run (the server passes its worker pool); nil: plain tasks.
+    private let executor: (any TaskExecutor)?
     private let cache = Mutex<[String: (expires: Date, result: ReceiptVerification)]>([:])
     /// Callers waiting for a call to Apple that another caller is making for the same receipt.
     private let inFlight = Mutex<[String: [CheckedContinuation<ReceiptVerification, Never>]]>([:])
 
-    public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil) {
+    public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil,
+                executor: (any TaskExecutor)? = nil) {
         self.configuration = configuration
+        self.executor = executor
         if let session {
             self.session = session
         } else {
@@ -181,7 +185,29 @@ public final class ReceiptVerifier: Sendable {
         }
     }
 
-    private enum Answer {
+    /// Starts work on `executor` when one is given (the server's worker pool), else as a plain task.
+    private static func spawn(on executor: (any TaskExecutor)?, _ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
+        if let executor { return Task(executorPreference: executor) { await work() } }
+        return Task { await work() }
+    }
+
+    /// Resumes a continuation with the first answer only.
+    private final class FirstAnswer: Sendable {
+        private let continuation: Mutex<CheckedContinuation<Answer, Never>?>
+
+        init(_ continuation: CheckedContinuation<Answer, Never>) {
+            self.continuation = Mutex(continuation)
+        }
+
+        func resume(_ answer: Answer) {
+            continuation.withLock { pending in
+                pending?.resume(returning: answer)
+                pending = nil
+            }
+        }
+    }
+
+    private enum Answer: Sendable {
         case response(VerifyReceiptResponse, httpStatus: Int)
         case failed(httpStatus: Int?, reason: String)
     }
@@ -195,34 +221,37 @@ public final class ReceiptVerifier: Sendable {
         let started = Date()
         let session = self.session
         let timeout = configuration.timeout
-        let answer: Answer = await withTaskGroup(of: Answer?.self) { group in
-            group.addTask {
+        // The request and the timer race; the loser is not waited for. The request is never cancelled:
+        // cancelling URLSession tasks races inside swift-corelibs-foundation on Linux (a crash), so a late
+        // answer is simply dropped, and URLSession's own timeout bounds it.
+        let executor = self.executor
+        let answer: Answer = await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
+            let gate = FirstAnswer(continuation)
+            let timer = Self.spawn(on: executor) {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                if !Task.isCancelled { gate.resume(.failed(httpStatus: nil, reason: "Apple did not answer within \(timeout) s")) }
+            }
+            _ = Self.spawn(on: executor) {
                 var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
                                          timeoutInterval: Self.sessionTimeout(timeout))
                 request.httpMethod = "POST"
                 request.setValue("application/json", forHTTPHeaderField: "Content-Type")
                 request.httpBody = bodyData
+                let result: Answer
                 do {
                     let (data, response) = try await session.data(for: request)
                     let httpStatus = (response as? HTTPURLResponse)?.statusCode ?? 0
                     if let parsed = try? VerifyReceiptResponse(json: data) {
-                        return .response(parsed, httpStatus: httpStatus)
+                        result = .response(parsed, httpStatus: httpStatus)
+                    } else {
+                        result = .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
                     }
-                    return .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
                 } catch {
-                    return .failed(httpStatus: nil, reason: "no answer from Apple: \(error.localizedDescription)")
+                    result = .failed(httpStatus: nil, reason: "no answer from Apple: \(error.localizedDescription)")
                 }
+                gate.resume(result)
+                timer.cancel()
             }
-            group.addTask {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                return Task.isCancelled ? nil : .failed(httpStatus: nil, reason: "Apple did not answer within \(timeout) s")
-            }
-            var first: Answer?
-            for await result in group {
-                if let result { first = result; break }
-            }
-            group.cancelAll()
-            return first ?? .failed(httpStatus: nil, reason: "no answer from Apple")
         }
         let seconds = Date().timeIntervalSince(started)
         switch answer {

@@ -5,6 +5,8 @@
 #include <sys/eventfd.h>
 #include <sys/sendfile.h>
 #include <sys/statvfs.h>
+#include <sys/inotify.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/resource.h>
@@ -123,6 +125,21 @@ static inline long clinux_peak_rss_kib(void) {
     if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
     return u.ru_maxrss;
 }
+/* inotify: a non-blocking instance, and a watch for the changes that matter to a directory of files. */
+static inline int clinux_inotify_open(void) { return inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+static inline int clinux_inotify_watch_directory(int fd, const char *path) {
+    return inotify_add_watch(fd, path, IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MODIFY);
+}
+/* Waits up to timeout_ms for events, then discards them; returns 1 if there were any, 0 on timeout, -1 on error. */
+static inline int clinux_inotify_wait(int fd, int timeout_ms) {
+    struct pollfd p = { .fd = fd, .events = POLLIN, .revents = 0 };
+    int n = poll(&p, 1, timeout_ms);
+    if (n <= 0) return n;
+    char buffer[8192];
+    while (read(fd, buffer, sizeof(buffer)) > 0) {}
+    return 1;
+}
+
 /* Sets the calling thread's nice value (Linux: per thread). Returns 0, or -1 when not permitted. */
 static inline int clinux_set_thread_nice(int nice) {
     return setpriority(PRIO_PROCESS, (id_t)gettid(), nice);

@@ -146,9 +146,13 @@ public actor PackDownloader {
             current = (id, task)
         }
         return try await withTaskCancellationHandler {
-            try await task.value
+            let outcome = try await task.value
+            // The caller's task was cancelled: the run stopped like a pause; say so the way Swift does.
+            if Task.isCancelled, case .paused = outcome { throw CancellationError() }
+            return outcome
         } onCancel: {
-            task.cancel()
+            // Stop like pause(): the request in flight is not cancelled (see pause()).
+            Task { await self.pause() }
         }
     }
 
@@ -162,7 +166,7 @@ public actor PackDownloader {
     /// disk and in the journal. The request in flight is not cancelled: cancelling URLSession tasks races
     /// inside swift-corelibs-foundation on Linux, and finishing one chunk costs little.
     public func pause() {
-        guard current != nil, state == .active else { return }
+        guard current != nil, state == .active, stopRequest == nil else { return }
         stopRequest = .pause
     }
 
@@ -176,7 +180,7 @@ public actor PackDownloader {
         state = .cancelled
         stopRequest = .cancel
         if let current {
-            current.task.cancel()
+            // The run stops after the chunk in flight (its request is not cancelled; see pause()).
             _ = try? await current.task.value
         }
         removeDownloadedFiles()
@@ -326,7 +330,7 @@ public actor PackDownloader {
         }
         if unsaved > 0, let journal { try store.saveJournal(journal) }
         if let failure { throw failure }
-        if Task.isCancelled || (stopRequest == .pause && changed == nil && next < missing.count) { throw CancellationError() }
+        if Task.isCancelled || (stopRequest != nil && changed == nil && next < missing.count) { throw CancellationError() }
         return changed
     }
 

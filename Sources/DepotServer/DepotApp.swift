@@ -73,7 +73,8 @@ public final class DepotApp: Sendable {
             configuration: ReceiptVerifierConfiguration(productionURL: configuration.appleVerifyURL, sandboxURL: configuration.appleSandboxVerifyURL,
                                                         sharedSecret: configuration.appleSharedSecret, allowSandbox: configuration.allowSandbox,
                                                         timeout: configuration.appleTimeout),
-            observer: { outcome, seconds in metrics.recordAppleCall(outcome: outcome, seconds: seconds) })
+            observer: { outcome, seconds in metrics.recordAppleCall(outcome: outcome, seconds: seconds) },
+            executor: WorkerPool.shared)
         let signedData = SignedDataVerifier(trustedRoots: roots, bundleID: configuration.bundleID, allowSandbox: configuration.allowSandbox)
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, tokens: tokens,
                                         tokenTTL: configuration.tokenTTL, policy: AccountPolicy(rawValue: configuration.accountPolicy) ?? .transfer,

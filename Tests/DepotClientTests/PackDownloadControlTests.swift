@@ -175,9 +175,11 @@ import Testing
         fixture.server.update { state in
             state.chunkHook = { ordinal, _ in
                 guard ordinal == 2 else { return nil }
+                // Cancel while this chunk is in flight: it is answered (its request is never cancelled), then
+                // the run stops, nothing more is requested, and what was written is removed.
                 cancelling.withLock { $0 = Task { await downloader.cancel() } }
-                while await downloader.state != .cancelled { await Task.yield() }
-                return .stall
+                while await downloader.state != .cancelled { try? await Task.sleep(for: .milliseconds(1)) }
+                return nil
             }
         }
         let error = await depotError { _ = try await downloader.start() }
@@ -186,6 +188,6 @@ import Testing
         #expect(!fixture.exists("stages.bin"))
         #expect(!fixture.exists(PackDownloadOptions.journalFileName))
         #expect(fixture.server.chunkRequests.count == 2)
-        #expect(await downloader.progress.completedBytes == 0)
+        #expect(await downloader.state == .cancelled)
     }
 }

@@ -18,6 +18,20 @@ enum OffPool {
     }
 }
 
+/// Polls `condition` every 20 ms on a dedicated thread until it holds or `seconds` pass. For deadlines the
+/// server must meet (a reload within 2 s): the polling itself never waits for a cooperative thread that
+/// other tests keep busy, so the time measured is the server's.
+func eventuallyOnThread(within seconds: Double = 2, _ condition: @escaping @Sendable () throws -> Bool) async throws -> Bool {
+    try await OffPool.run {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if try condition() { return true }
+            if Date() >= deadline { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+    }
+}
+
 /// Polls `condition` every 50 ms until it holds or `seconds` pass. Returns whether it held.
 func eventually(within seconds: Double = 2, _ condition: () async throws -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))

@@ -17,7 +17,9 @@ extension ServerTests {
             }
         }
 
-        @Test("1,000 idle keep-alive connections are held open while another client is answered; memory per connection is small")
+        /// The memory per connection is measured on a server in a process of its own (DepotServerTests,
+        /// `IdleConnectionMemoryTests`): here other suites allocate in the same process at the same time.
+        @Test("1,000 idle keep-alive connections are held open while another client is answered")
         func thousandIdleConnections() async throws {
             let count = 1000
             Self.raiseDescriptorLimit(to: UInt(2 * count + 512))
@@ -48,7 +50,6 @@ extension ServerTests {
             print("[capacity] VmRSS \(before / 1024) KiB → \(after / 1024) KiB for \(count) idle keep-alive connections: "
                   + "\(perConnection) bytes per connection (server and client ends together)")
             #expect(server.server.openConnections == count)
-            #expect(perConnection < 20 * 1024, "\(perConnection) bytes per idle connection")
 
             // Another client is still answered promptly, and so is an old idle one.
             let fresh = try server.connect()
