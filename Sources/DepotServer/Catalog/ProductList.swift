@@ -11,10 +11,13 @@ final class ProductList: Sendable {
         let etag: EntityTag
         let ok: Response
         let notModified: Response
+        /// `etag` as sent in `ETag`.
+        let etagHeader: String
 
         init(body: [UInt8], etag: EntityTag, ok: Response, notModified: Response) {
             self.body = body
             self.etag = etag
+            self.etagHeader = etag.headerValue
             self.ok = ok
             self.notModified = notModified
         }
@@ -71,10 +74,31 @@ final class ProductList: Sendable {
                     cacheControl: String(decoding: Array(cacheControl.utf8), as: UTF8.self))
     }
 
+    /// The value of the request's only conditional field when that is a single `If-None-Match` line; nil otherwise.
+    static func onlyIfNoneMatch(_ fields: HTTPFields) -> String? {
+        var found: String?
+        for field in fields {
+            switch field.name {
+            case "if-none-match":
+                if found != nil { return nil }
+                found = field.value
+            case "if-match", "if-unmodified-since", "if-modified-since", "if-range", "range":
+                return nil
+            default:
+                break
+            }
+        }
+        return found
+    }
+
     /// Answers a GET or HEAD of this list.
     func respond(to head: RequestHead) -> Response {
         let useGzip = AcceptEncoding.acceptsGzip(head.fields)
         let variant = useGzip ? gzip : identity
+        // The most common revalidation, one If-None-Match carrying exactly this variant's tag, is answered
+        // without parsing: an identical tag matches under the weak comparison of step 3 (RFC 9110 §13.1.2), and
+        // with no If-Match/If-Unmodified-Since before it nothing else can decide first.
+        if let tag = Self.onlyIfNoneMatch(head.fields), tag == variant.etagHeader { return variant.notModified }
         let conditions = RequestConditions(head.fields)
         if conditions.isEmpty { return variant.ok }
         switch conditions.preconditions.evaluate(isGetOrHead: true, etag: variant.etag, lastModified: lastModified) {
