@@ -70,9 +70,21 @@ import Testing
         #expect(rate.bytesPerSecond == nil)
         rate.record(bytes: 1000, seconds: 1)
         #expect(rate.bytesPerSecond == 2000)
+        // Before τ has passed: the plain average so far, so a small first sample does not linger.
         rate.record(bytes: 4000, seconds: 1)
+        #expect(rate.bytesPerSecond == 3000)
+        rate.record(bytes: 9000, seconds: 3)          // 5 s observed: from here on, the moving average
+        let before = rate.bytesPerSecond!
+        rate.record(bytes: 8000, seconds: 1)
         let weight = 1 - exp(-1.0 / 5)
-        #expect(abs(rate.bytesPerSecond! - (2000 + weight * 2000)) < 1e-9)
+        #expect(abs(rate.bytesPerSecond! - (before + weight * (8000 - before))) < 1e-9)
+    }
+
+    @Test func aTinyFirstSampleDoesNotHoldTheRateDown() {
+        var rate = TransferRate(timeConstant: 5)
+        rate.record(bytes: 15, seconds: 0.002)        // a 15-byte file first
+        for _ in 0..<100 { rate.record(bytes: 1 << 20, seconds: 0.01) }   // then 100 MiB/s
+        #expect(rate.bytesPerSecond! > 90 * 1024 * 1024)
     }
 
     @Test func progressMirrorsSKDownload() {
