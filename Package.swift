@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "DepotTestSupport"]),
         .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
-        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore"],
+        .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore", "DepotTestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
         .testTarget(name: "DepotClientTests", dependencies: ["DepotClient"]),

@@ -40,12 +40,13 @@ struct PublishWhileServingTests {
         _ = try publisher.publish(PublishRequest(pack: "world", productID: "com.example.depot.world", type: .nonConsumable,
                                                  title: "World, second edition", sources: [depot.tree.path + "/source-v2/world.bin"]))
         let published = Date()
-        var seen = false
-        while Date().timeIntervalSince(published) < 2.0 {
-            let v2 = try depot.get("/products_v2.json")
-            if v2.text.contains("\"id\": \"world\", \"version\": 2") { seen = true; break }
-            try await Task.sleep(for: .milliseconds(50))
+        // Observed from a dedicated thread with room to spare (the test process is busy with other suites);
+        // the 2 s is measured on the server's side, from the publish to the swap of the new snapshot.
+        let seen = try await eventuallyOnThread(within: 10) {
+            try depot.get("/products_v2.json").text.contains("\"id\": \"world\", \"version\": 2")
         }
+        let swapped = try #require(depot.app.store.lastSwapTime)
+        #expect(swapped.timeIntervalSince(published) < 2, "reloaded \(swapped.timeIntervalSince(published)) s after the publish")
         #expect(seen, "the new version is listed within 2 s")
         // v1 lists IDs only: the same IDs keep the same validators; v2 changed.
         #expect(Self.validators(try depot.get("/products_v1.json")) == v1Before)
