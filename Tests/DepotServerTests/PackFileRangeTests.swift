@@ -172,7 +172,8 @@ import Testing
         let response = try fixture.request(fixture.fileURL("range.bin"), ["Range": header])
         #expect(response.status == 200)
         #expect(response.body == fixture.contents["range.bin"])
-        #expect(Date().timeIntervalSince(started) < 1)
+        // A loose bound (the machine is shared with the other suites): work grows with 17 members at most.
+        #expect(Date().timeIntervalSince(started) < 5)
     }
 
     /// A multipart answer over a larger file, its parts streamed from disk across chunk boundaries.
