@@ -120,6 +120,7 @@ public final class DepotApp: Sendable {
         server.stop()
         await server.stopped()
         await ledger?.close()
+        logger.output.flush()
     }
 
     /// Reloads the catalog and content now instead of waiting for the watcher (tests).

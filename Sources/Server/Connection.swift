@@ -433,9 +433,11 @@ final class Connection: @unchecked Sendable {
             case .bytes(let bytes):
                 out.append(contentsOf: bytes)
             case .file(let region):
-                queue.append(.file(region))
+                // An empty file has nothing to send: queueing it would hold the head back (MSG_MORE) with no
+                // later write to release it.
+                if region.length > 0 { queue.append(.file(region)) }
             case .segments(let segments):
-                queue.append(contentsOf: segments)
+                queue.append(contentsOf: segments.filter { $0.length > 0 })
             }
         }
         // The head (and an in-memory body) go out in one write; file bodies follow with sendfile.

@@ -103,6 +103,10 @@ final class EventLoop: @unchecked Sendable {
                 sweep()
                 nextSweep = nowMilliseconds + sweepInterval
             }
+            if listenerPausedUntil != 0, nowMilliseconds >= listenerPausedUntil, listenFD >= 0 {
+                listenerPausedUntil = 0
+                _ = clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken)
+            }
             if stopping {
                 if connectionCount == 0 { break }
                 if nowMilliseconds >= stopDeadline {
@@ -148,6 +152,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private var nextTarget = 0
+    /// When accepting paused for lack of descriptors, the time it resumes (0: not paused).
+    private var listenerPausedUntil: UInt64 = 0
 
     /// Accepts what is waiting and hands each connection to the next loop in turn.
     private func acceptConnections() {
@@ -157,7 +163,14 @@ final class EventLoop: @unchecked Sendable {
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
             let fd = clinux_accept(listenFD, &storage, &length)
             if fd < 0 {
-                // EAGAIN: none left. EMFILE/ENFILE and friends: try again on the next event.
+                let code = errno
+                if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
+                    // Out of descriptors or memory: the pending connection stays queued, and the listener would
+                    // wake this loop again at once. Stop listening for a moment instead of spinning.
+                    _ = clinux_epoll_del(epollFD, listenFD)
+                    listenerPausedUntil = nowMilliseconds + 100
+                }
+                // EAGAIN: none left.
                 return
             }
             _ = clinux_nodelay(fd)

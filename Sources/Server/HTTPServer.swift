@@ -44,6 +44,10 @@ public final class HTTPServer: Sendable {
             throw ServerStartError.badAddress("\(configuration.host):\(configuration.port)")
         }
         core = ServerCore(configuration: configuration, responder: responder, observer: observer)
+        // A peer that resets a connection mid-sendfile must not kill the process (sendfile has no MSG_NOSIGNAL).
+        signal(SIGPIPE, SIG_IGN)
+        // Connections and cached files are descriptors: use all the process may have.
+        HTTPServer.raiseDescriptorLimit()
         // One listening socket, accepted on loop 0, which hands the connections out round-robin: every loop
         // gets its share whatever the client's ports hash to (SO_REUSEPORT's hashing can put 6 of 8
         // connections on one loop), and a port another server listens on is refused.
@@ -76,6 +80,14 @@ public final class HTTPServer: Sendable {
             thread.stackSize = 1 << 20
             thread.start()
         }
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     /// Open client connections.

@@ -1,5 +1,6 @@
 import DepotCore
 import DepotCrypto
+import Glibc
 import HTTP
 import Server
 import Synchronization
@@ -178,9 +179,19 @@ struct PackRoutes: Sendable {
             // Path safety (spec §4.4) when the file is first opened: no component may be a symlink, and the file
             // opened must be the one checked (a directory swapped for a symlink between the check and the open is
             // caught by the identity comparison). The descriptor is then reused: versions are immutable.
-            guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path),
-                  let opened = OpenFile.open(path: version.directory + "/" + file.path),
-                  FileStatus.identity(descriptor: opened.descriptor) == checked else {
+            guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path) else {
+                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+            }
+            guard let opened = OpenFile.open(path: version.directory + "/" + file.path) else {
+                let code = errno
+                if code == EMFILE || code == ENFILE {
+                    var busy = APIError(503, "unavailable", "The server cannot open more files right now; try again.")
+                    busy.headers.append("Retry-After", "1")
+                    return busy.response(route: "pack_file")
+                }
+                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+            }
+            guard FileStatus.identity(descriptor: opened.descriptor) == checked else {
                 return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
             }
             guard opened.size == file.size else {

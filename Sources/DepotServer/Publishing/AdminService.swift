@@ -99,16 +99,9 @@ final class AdminService: AdminRoutes {
         if FileStatus.isDirectory(finalPath) {
             return reply(APIError(409, "conflict", "\"\(path)\" is a directory in this upload."))
         }
+        // The directories and the file are created by the sink on its own queue, not on this event loop.
         let sink = UploadSink(partialPath: partialPath, finalPath: finalPath, relativePath: path, expectedSHA256: expected,
                               space: publisher.space, volumePath: publisher.paths.contentDirectory, reserve: reserve)
-        do {
-            try DurableFiles.makeDirectory((finalPath as NSString).deletingLastPathComponent)
-            try sink.open()
-        } catch let error as APIError {
-            return reply(error)
-        } catch {
-            return reply(APIError(500, "storage_error", "Cannot create the staging directory: \(error)"))
-        }
         return .streamBody(limit: Self.uploadLimit, sink: sink)
     }
 

@@ -67,12 +67,17 @@ public struct Publisher: Sendable {
     public func publishStaged(_ request: PublishRequest, uploadedDirectory directory: String) throws(PublishError) -> PublishOutcome {
         try validate(request)
         return try withLock { () throws(PublishError) -> PublishOutcome in
-            try publishLocked(request, adopt: directory) { version, stage throws(PublishError) in
+            if Self.hasPartialUploads(directory) { throw .invalid("an upload into this version is still in progress") }
+            return try publishLocked(request, adopt: directory) { version, stage throws(PublishError) in
+                // An upload that started just before the claim left its partial file here: refuse, keep everything.
+                if Self.hasPartialUploads(stage) { throw .invalid("an upload into this version is still in progress") }
+                // What an earlier, failed publish of these uploads left behind is not part of the pack.
+                for name in (try? FileManager.default.contentsOfDirectory(atPath: stage)) ?? []
+                where name == "manifest.json" || name.hasPrefix(".manifest.json.tmp-") {
+                    unlink(stage + "/" + name)
+                }
                 var entries: [PackManifest.File] = []
                 let relatives = FileTree.relativeFiles(under: stage)
-                if relatives.contains(where: { ($0 as NSString).lastPathComponent.hasPrefix(".partial-") }) {
-                    throw .invalid("an upload into this version is still in progress")
-                }
                 for relative in relatives {
                     guard PathEncoding.isSafeRelativePath(relative), relative != "manifest.json",
                           FileStatus.isContainedRegularFile(base: stage, relative: relative) else {
@@ -89,6 +94,10 @@ public struct Publisher: Sendable {
                 return entries
             }
         }
+    }
+
+    static func hasPartialUploads(_ directory: String) -> Bool {
+        FileTree.relativeFiles(under: directory).contains { ($0 as NSString).lastPathComponent.hasPrefix(".partial-") }
     }
 
     private func validate(_ request: PublishRequest) throws(PublishError) {
@@ -117,15 +126,29 @@ public struct Publisher: Sendable {
         let version = try chooseVersion(request, packDirectory: packDirectory, content: oldContent)
 
         let stage: String
+        removeStaleStaging()
         if let adopt {
-            stage = adopt
+            // Claim the uploads with one rename: an upload that arrives from now on starts a new directory
+            // instead of changing bytes that are being hashed.
+            stage = stagingDirectory + "/claim-\(request.pack)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
+            guard rename(adopt, stage) == 0 else { throw .io("cannot claim the uploads: \(systemMessage(errno))") }
         } else {
-            removeStaleStaging()
             stage = stagingDirectory + "/publish-\(request.pack)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
             do { try DurableFiles.makeDirectory(stage) } catch { throw .io(error.description) }
         }
         var published = false
-        defer { if !published && adopt == nil { DurableFiles.removeTree(stage) } }
+        defer {
+            if !published {
+                if let adopt {
+                    // Give the uploads back for a retry (unless new ones arrived meanwhile), without what this
+                    // attempt wrote.
+                    unlink(stage + "/manifest.json")
+                    if rename(stage, adopt) != 0 { DurableFiles.removeTree(stage) }
+                } else {
+                    DurableFiles.removeTree(stage)
+                }
+            }
+        }
 
         let files = try fill(version, stage)
         let manifest = PackManifest(pack: request.pack, version: version, productId: request.productID,
@@ -183,7 +206,7 @@ public struct Publisher: Sendable {
     /// Removes what crashed publishes left in staging (only called with the lock held).
     private func removeStaleStaging() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory)) ?? []
-        for name in names where name.hasPrefix("publish-") || name.hasPrefix("prune-") {
+        for name in names where name.hasPrefix("publish-") || name.hasPrefix("prune-") || name.hasPrefix("claim-") {
             DurableFiles.removeTree(stagingDirectory + "/" + name)
         }
     }

@@ -38,19 +38,27 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
         queue = BlockingQueue(label: "depot.upload")
     }
 
-    /// Creates the partial file (and its directories).
-    func open() throws(APIError) {
+    /// Creates the directories and the partial file, on the sink's queue (directory fsyncs never run on an
+    /// event loop). Called before the first piece is written; nil when ready.
+    private func prepare() -> APIError? {
+        if fd >= 0 { return nil }
         do {
-            try DurableFiles.makeDirectory((partialPath as NSString).deletingLastPathComponent)
+            try DurableFiles.makeDirectory((finalPath as NSString).deletingLastPathComponent)
         } catch {
-            throw APIError(500, "storage_error", "Cannot create the staging directory: \(error)")
+            failed = true
+            return APIError(500, "storage_error", "Cannot create the staging directory: \(error)")
         }
         fd = Glibc.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw APIError(500, "storage_error", "Cannot create the staging file: \(systemMessage(errno))") }
+        guard fd >= 0 else {
+            failed = true
+            return APIError(500, "storage_error", "Cannot create the staging file: \(systemMessage(errno))")
+        }
+        return nil
     }
 
     func consume(_ bytes: [UInt8]) async throws(ResponseError) {
         let outcome: APIError? = await queue.run { [self] in
+            if let failure = prepare() { return failure }
             // Keep the reserve free even when the size was not declared (chunked uploads).
             let reported = space.freeBytes(at: volumePath)
             if freeAtStart < 0 { freeAtStart = reported }
@@ -79,6 +87,7 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
 
     func finish() async -> Response {
         await queue.run { [self] in
+            if let failure = prepare() { return failure.response(route: "admin_upload") }
             guard fd >= 0, !failed else { return APIError(500, "storage_error", "The upload failed.").response(route: "admin_upload") }
             let digest = hasher.finalize()
             let synced = fsync(fd) == 0
