@@ -22,9 +22,22 @@ struct PackFileStore: Sendable {
             let handle = try FileHandle(forWritingTo: file)
             defer { try? handle.close() }
             try handle.seek(toOffset: UInt64(offset))
-            try handle.write(contentsOf: data)
+            try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                var start = 0
+                while start < bytes.count {
+                    let end = min(start + Self.writeSlice, bytes.count)
+                    try handle.write(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                    start = end
+                }
+            }
         }
     }
+
+    /// A chunk goes to the file in slices of this size. One 1 MiB write makes Linux (6.x, ext4 with large
+    /// folios) allocate high-order page-cache folios, and on a VM with free-page reporting those come from
+    /// memory the host has taken back: the copy then runs 2–3× slower than the same bytes written in
+    /// 128 KiB pieces (measured with `dd bs=1M` against `bs=128k`, 2.5 s after freeing 256 MiB).
+    static let writeSlice = 128 * 1024
 
     /// `length` bytes at `offset`, or nil when the file is missing or shorter.
     func read(_ path: String, at offset: Int64, length: Int64) -> Data? {
