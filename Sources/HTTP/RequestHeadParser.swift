@@ -105,7 +105,8 @@ public struct RequestHeadParser: Sendable {
         let method = HTTPMethod(bytes: UnsafeRawBufferPointer(start: base + methodStart, count: i - methodStart))
         i += 1
         let targetStart = i
-        while i < end, base[i] > 0x20, base[i] != 0x7F { i += 1 }
+        // A fragment ("#") is never part of a request-target (RFC 9112 §3.2): such a line is malformed.
+        while i < end, base[i] > 0x20, base[i] != 0x7F, base[i] != 0x23 { i += 1 }
         guard i > targetStart, i < end, base[i] == 0x20 else { return .failure(.badRequest("Malformed request line.")) }
         let targetEnd = i
         i += 1

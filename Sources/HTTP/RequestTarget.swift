@@ -1,8 +1,8 @@
 /// An origin-form request target (RFC 9112 §3.2.1) split into path and query, with the decoding
 /// rules of http-decisions.md "Paths".
 ///
-/// The target is split at the first `?`; a `#` has no meaning here (clients do not send fragments;
-/// the request parser rejects characters not allowed in a request-target).
+/// The target is split at the first `?`. A `#` never reaches it: the request parser refuses a request
+/// line whose target contains one (fragments are not sent to servers).
 public struct RequestTarget: Sendable {
     /// Raw path (before '?'), undecoded.
     public let path: String

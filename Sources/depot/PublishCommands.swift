@@ -44,6 +44,8 @@ enum PublishCommand: Command {
             say("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
             return 0
         } catch {
+            // Bad arguments (identifiers, files, an unknown product) are usage errors.
+            if case .invalid = error { Depot.fail(usage: "publish: \(error)") }
             return Depot.fail("publish: \(error)")
         }
     }
@@ -69,6 +71,8 @@ enum RetireCommand: Command {
             say("retired \(product)")
             return 0
         } catch {
+            // Bad arguments (identifiers, files, an unknown product) are usage errors.
+            if case .invalid = error { Depot.fail(usage: "retire: \(error)") }
             return Depot.fail("retire: \(error)")
         }
     }
@@ -91,6 +95,8 @@ enum PruneCommand: Command {
             say(removed.isEmpty ? "nothing to prune" : "removed " + removed.joined(separator: ", "))
             return 0
         } catch {
+            // Bad arguments (identifiers, files, an unknown product) are usage errors.
+            if case .invalid = error { Depot.fail(usage: "prune: \(error)") }
             return Depot.fail("prune: \(error)")
         }
     }

@@ -1,3 +1,4 @@
+import DepotCore
 import DepotServer
 import Foundation
 
@@ -17,6 +18,7 @@ enum TokenCommand: Command {
         guard let pack = arguments.values.string("pack") else { Depot.fail(usage: "token: --pack is required") }
         let ttlText = arguments.values.string("ttl") ?? arguments.values.string("token-ttl") ?? "3600"
         guard let ttl = Int(ttlText), ttl > 0 else { Depot.fail(usage: "token: --ttl must be a positive number of seconds") }
+        guard Identifiers.isValidPackID(pack) else { Depot.fail(usage: "token: --pack: \"\(pack)\" is not a pack ID (A-Z a-z 0-9 . _ -)") }
         do {
             let token = try OperatorTokens.issue(pack: pack, ttl: ttl, account: arguments.values.string("account"),
                                                  secret: arguments.values.string("token-secret"),
@@ -24,7 +26,7 @@ enum TokenCommand: Command {
             say(token)
             return 0
         } catch {
-            return Depot.fail("\(error)")
+            return Depot.fail("token: \(error)")
         }
     }
 }

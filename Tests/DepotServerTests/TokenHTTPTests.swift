@@ -24,6 +24,12 @@ import Testing
         }
         #expect(error["code"] as? String == code)
         #expect((error["message"] as? String)?.isEmpty == false)
+        // RFC 9110 §11.6.1: every 401 carries a challenge (RFC 6750 §3 form).
+        if status == 401 {
+            #expect(response.header("WWW-Authenticate") == (code == "token_missing" ? "Bearer" : "Bearer error=\"invalid_token\""))
+        } else {
+            #expect(response.header("WWW-Authenticate") == nil)
+        }
         // A refused request never carries the pack's validators or bytes.
         #expect(response.header("ETag") == nil)
         #expect(response.header("Location") == nil)

@@ -38,6 +38,9 @@ struct RejectedHead: CustomTestStringConvertible, Sendable {
         .fields("CR CR LF", "X: a\r\r\n"),
         RejectedHead("bare CR in the request line", "GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n"),
         RejectedHead("bare CR ends the request line", "GET / HTTP/1.1\rHost: a\r\n\r\n"),
+        // RFC 9112 §3.2: a request-target has no fragment.
+        RejectedHead("fragment in the target", "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n"),
+        RejectedHead("fragment after the query", "GET /a?b=1#c HTTP/1.1\r\nHost: a\r\n\r\n"),
         // Malformed field lines.
         .fields("no colon", "NoColon\r\n"),
         .fields("empty name", ": value\r\n"),

@@ -64,10 +64,11 @@ public struct ChunkPlan: Sendable, Equatable {
                          fits: remaining <= budget, next: next)
     }
 
-    /// A decimal count without sign, at most 18 digits.
+    /// A decimal count without sign; counts above Int64.max are taken as Int64.max.
     static func parseCount(_ text: String) -> Int64? {
-        guard !text.isEmpty, text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        return Int64(text)
+        guard !text.isEmpty, text.utf8.count <= 1024, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        // Beyond Int64 every amount plans the same way as Int64.max (no device is that large).
+        return Int64(text) ?? Int64.max
     }
 
     /// `"plan": {...}` as JSON.

@@ -10,6 +10,15 @@ enum TokenRejection: Error, Equatable {
     case revoked
 
     var apiError: APIError {
+        var error = plainError
+        // RFC 9110 §11.6.1: a 401 carries a challenge; RFC 6750 §3 gives its form for bearer tokens.
+        if error.status == 401 {
+            error.headers.append("WWW-Authenticate", self == .missing ? "Bearer" : "Bearer error=\"invalid_token\"")
+        }
+        return error
+    }
+
+    private var plainError: APIError {
         switch self {
         case .missing: APIError(401, "token_missing", "A download token is required (Authorization: Bearer or ?token=).")
         case .invalid: APIError(401, "token_invalid", "The download token is malformed or its signature does not match.")

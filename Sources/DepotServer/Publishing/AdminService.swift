@@ -73,9 +73,7 @@ final class AdminService: AdminRoutes {
     // MARK: - Upload
 
     private func upload(_ head: RequestHead, pack: String, version: Int, path: String) -> Handling {
-        if FileStatus.isDirectory(publisher.paths.contentDirectory + "/\(pack)/\(version)") {
-            return reply(APIError(409, "version_exists", "Pack \(pack) already has version \(version); versions are immutable."))
-        }
+        if let refusal = publisher.versionRefusal(pack: pack, version: version) { return reply(Self.apiError(for: refusal)) }
         var expected: [UInt8]?
         do {
             expected = try Self.expectedDigest(head.fields)
@@ -96,13 +94,28 @@ final class AdminService: AdminRoutes {
         let directory = uploadsDirectory + "/\(pack)/\(version)"
         let finalPath = directory + "/" + path
         let partialPath = directory + "/.partial-\(UUID().uuidString)"
-        if FileStatus.isDirectory(finalPath) {
-            return reply(APIError(409, "conflict", "\"\(path)\" is a directory in this upload."))
-        }
+        if Self.conflicts(path, in: directory) { return reply(Self.pathConflict(path)) }
         // The directories and the file are created by the sink on its own queue, not on this event loop.
         let sink = UploadSink(partialPath: partialPath, finalPath: finalPath, relativePath: path, expectedSHA256: expected,
                               space: publisher.space, volumePath: publisher.paths.contentDirectory, reserve: reserve)
         return .streamBody(limit: Self.uploadLimit, sink: sink)
+    }
+
+    /// True when `path` cannot be stored under `directory` because a directory sits where the file goes, or
+    /// a file sits where one of its parent directories goes.
+    static func conflicts(_ path: String, in directory: String) -> Bool {
+        if FileStatus.isDirectory(directory + "/" + path) { return true }
+        var prefix = directory
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            var info = stat()
+            if lstat(prefix, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR { return true }
+        }
+        return false
+    }
+
+    static func pathConflict(_ path: String) -> APIError {
+        APIError(409, "conflict", "\"\(path)\" clashes with another file of this upload (a file cannot also be a directory).")
     }
 
     /// `X-Content-SHA256: <hex>` or `Digest: sha-256=<base64>` (RFC 3230).
@@ -149,6 +162,9 @@ final class AdminService: AdminRoutes {
         }
         let request = PublishRequest(pack: pack, productID: productID, type: type, title: title,
                                      description: object["description"] as? String, version: version, chunkSize: chunkSize)
+        if let refusal = publisher.versionRefusal(pack: pack, version: version) {
+            return Self.apiError(for: refusal).response(route: "admin_publish")
+        }
         let directory = uploadsDirectory + "/\(pack)/\(version)"
         guard FileStatus.isDirectory(directory) else {
             return APIError(404, "not_found", "Nothing was uploaded for pack \(pack) version \(version).").response(route: "admin_publish")
@@ -174,6 +190,7 @@ final class AdminService: AdminRoutes {
         switch error {
         case .invalid(let why): APIError(400, "bad_request", why)
         case .versionExists: APIError(409, "version_exists", error.description)
+        case .productConflict(let why): APIError(409, "conflict", why)
         case .insufficientSpace(let required, let free): UploadSink.insufficient(required: required, free: free)
         case .catalogInvalid(let why): APIError(409, "catalog_invalid", "The catalog on disk is not valid; fix it first: \(why)")
         case .io(let why): APIError(500, "storage_error", why)

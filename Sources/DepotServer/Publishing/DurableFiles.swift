@@ -59,7 +59,7 @@ enum DurableFiles {
         if FileStatus.isDirectory(path) { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, parent != path { try makeDirectory(parent) }
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw Failure("cannot create", path) }
+        if mkdir(path, 0o755) != 0 && (errno != EEXIST || !FileStatus.isDirectory(path)) { throw Failure("cannot create", path) }
         if !parent.isEmpty { try syncDirectory(parent) }
     }
 

@@ -40,8 +40,11 @@ public struct PublishOutcome: Sendable, Equatable {
 public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     /// Bad arguments: identifiers, missing files, reserved names.
     case invalid(String)
-    /// The version exists already (versions are immutable).
-    case versionExists(pack: String, version: Int)
+    /// The version exists already, or existed and was pruned, or is older than the newest: versions are
+    /// immutable and only go up. `newest` is the pack's highest version number.
+    case versionExists(pack: String, version: Int, newest: Int)
+    /// The product exists with another pack or another type (an App Store product's type never changes).
+    case productConflict(String)
     /// Not enough free space on the content volume.
     case insufficientSpace(requiredBytes: Int64, freeBytes: Int64)
     /// The catalog on disk is broken; fix it first.
@@ -52,7 +55,11 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     public var description: String {
         switch self {
         case .invalid(let why): why
-        case .versionExists(let pack, let version): "pack \(pack) already has version \(version); versions are immutable"
+        case .versionExists(let pack, let version, let newest):
+            version == newest
+                ? "pack \(pack) already has version \(version); versions are immutable"
+                : "pack \(pack) has versions up to \(newest); versions are immutable and only go up, so \(version) cannot be published (next: \(newest + 1))"
+        case .productConflict(let why): why
         case .insufficientSpace(let required, let free):
             "not enough space on the content volume: \(required) bytes required (files plus reserve), \(free) bytes free; nothing was written"
         case .catalogInvalid(let why): "the catalog is not valid, fix it first: \(why)"

@@ -101,13 +101,13 @@ public struct Publisher: Sendable {
     }
 
     private func validate(_ request: PublishRequest) throws(PublishError) {
-        guard Identifiers.isValidPackID(request.pack) else { throw .invalid("--pack: \"\(request.pack)\" is not a pack ID (A-Z a-z 0-9 . _ -)") }
+        guard Identifiers.isValidPackID(request.pack) else { throw .invalid("pack ID \"\(request.pack)\" is not valid (A-Z a-z 0-9 . _ -)") }
         guard Identifiers.isValidProductID(request.productID) else {
-            throw .invalid("--product: \"\(request.productID)\" is not a product ID (1 to 255 characters of A-Z a-z 0-9 . _ -)")
+            throw .invalid("product ID \"\(request.productID)\" is not valid (1 to 255 characters of A-Z a-z 0-9 . _ -)")
         }
-        guard !request.title.isEmpty else { throw .invalid("--title: must not be empty") }
-        guard request.chunkSize >= 1024, request.chunkSize <= 1 << 30 else { throw .invalid("--chunk-size: must be between 1024 and 1073741824 bytes") }
-        if let version = request.version, version < 1 { throw .invalid("--version: must be a positive integer") }
+        guard !request.title.isEmpty else { throw .invalid("the title must not be empty") }
+        guard request.chunkSize >= 1024, request.chunkSize <= 1 << 30 else { throw .invalid("the chunk size must be between 1024 and 1073741824 bytes") }
+        if let version = request.version, version < 1 { throw .invalid("the version must be a positive integer") }
     }
 
     private func fileEntry(pack: String, version: Int, path: String, digest: FileDigest) -> PackManifest.File {
@@ -121,9 +121,10 @@ public struct Publisher: Sendable {
                                fill: (Int, String) throws(PublishError) -> [PackManifest.File]) throws(PublishError) -> PublishOutcome {
         // The catalog must be readable before anything is written.
         let oldCatalog = try loadCatalog()
+        try Self.checkOwnership(request, catalog: oldCatalog)
         let oldContent = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
         let packDirectory = paths.contentDirectory + "/" + request.pack
-        let version = try chooseVersion(request, packDirectory: packDirectory, content: oldContent)
+        let version = try chooseVersion(request)
 
         let stage: String
         removeStaleStaging()
@@ -161,7 +162,7 @@ public struct Publisher: Sendable {
             try DurableFiles.makeDirectory(packDirectory)
             guard rename(stage, packDirectory + "/\(version)") == 0 else {
                 let code = errno
-                if code == EEXIST || code == ENOTEMPTY { throw PublishError.versionExists(pack: request.pack, version: version) }
+                if code == EEXIST || code == ENOTEMPTY { throw PublishError.versionExists(pack: request.pack, version: version, newest: version) }
                 throw PublishError.io("cannot move the version into place: \(systemMessage(code))")
             }
             published = true
@@ -194,13 +195,46 @@ public struct Publisher: Sendable {
                               downloadBytes: manifest.downloadBytes)
     }
 
-    private func chooseVersion(_ request: PublishRequest, packDirectory: String, content: ContentIndex) throws(PublishError) -> Int {
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: packDirectory)) ?? []).compactMap { Identifiers.parseVersion($0) }
+    /// A publish may update its own product (title, description, status) but not take over a product that
+    /// unlocks another pack, nor change a product's type (App Store product types never change).
+    static func checkOwnership(_ request: PublishRequest, catalog: Catalog) throws(PublishError) {
+        guard let existing = catalog.products.first(where: { $0.id == request.productID }) else { return }
+        if let pack = existing.pack, pack != request.pack {
+            throw .productConflict("product \(request.productID) unlocks pack \(pack), not \(request.pack); publish to pack \(pack) or use another product ID")
+        }
+        if existing.type != request.type {
+            throw .productConflict("product \(request.productID) is \(existing.type.rawValue), not \(request.type.rawValue); an App Store product's type never changes")
+        }
+    }
+
+    private func chooseVersion(_ request: PublishRequest) throws(PublishError) -> Int {
+        let newest = newestVersion(pack: request.pack)
         if let version = request.version {
-            if existing.contains(version) { throw .versionExists(pack: request.pack, version: version) }
+            if let refusal = Self.versionRefusal(pack: request.pack, version: version, newest: newest) { throw refusal }
             return version
         }
-        return max(existing.max() ?? 0, content.packs[request.pack]?.current ?? 0) + 1
+        return newest + 1
+    }
+
+    /// The highest version number of `pack` among its version directories and `current` (0 for a new pack).
+    private func newestVersion(pack: String) -> Int {
+        let directory = paths.contentDirectory + "/" + pack
+        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Identifiers.parseVersion($0) }
+        let current = (try? String(contentsOfFile: directory + "/current", encoding: .utf8))
+            .flatMap { Identifiers.parseVersion($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        return max(existing.max() ?? 0, current)
+    }
+
+    /// Versions are immutable and only go up: a number at or below the newest one is refused, so the number
+    /// of a pruned version is never given to other bytes, and an older number never becomes live again.
+    static func versionRefusal(pack: String, version: Int, newest: Int) -> PublishError? {
+        version <= newest ? .versionExists(pack: pack, version: version, newest: newest) : nil
+    }
+
+    /// Why version `version` of `pack` cannot be published (nil when it can). The admin API asks before it
+    /// accepts uploads for a version.
+    public func versionRefusal(pack: String, version: Int) -> PublishError? {
+        Self.versionRefusal(pack: pack, version: version, newest: newestVersion(pack: pack))
     }
 
     /// Removes what crashed publishes left in staging (only called with the lock held).
@@ -218,7 +252,7 @@ public struct Publisher: Sendable {
         try withLock { () throws(PublishError) in
             let catalog = try loadCatalog()
             guard let index = catalog.products.firstIndex(where: { $0.id == productID }) else {
-                throw .invalid("--product: no product \"\(productID)\" in the catalog")
+                throw .invalid("no product \"\(productID)\" in the catalog")
             }
             var updated = catalog
             updated.products[index].status = .retired
@@ -229,7 +263,7 @@ public struct Publisher: Sendable {
 
     /// Deletes versions older than the newest `keep` that are not live. Returns `pack/version` of each removed.
     public func prune(keep: Int) throws(PublishError) -> [String] {
-        guard keep >= 1 else { throw .invalid("--keep: must be at least 1") }
+        guard keep >= 1 else { throw .invalid("keep must be at least 1") }
         return try withLock { () throws(PublishError) -> [String] in
             removeStaleStaging()
             var removed: [String] = []

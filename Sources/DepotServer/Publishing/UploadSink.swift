@@ -99,8 +99,13 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
                     .response(route: "admin_upload")
             }
             guard synced, rename(partialPath, finalPath) == 0 else {
+                let code = synced ? errno : EIO
                 unlink(partialPath)
-                return APIError(500, "storage_error", "Cannot store the upload: \(systemMessage(errno))").response(route: "admin_upload")
+                if code == ENOTDIR || code == EISDIR {
+                    // Another upload made a file where this path needs a directory, or the other way round.
+                    return AdminService.pathConflict(relativePath).response(route: "admin_upload")
+                }
+                return APIError(500, "storage_error", "Cannot store the upload: \(systemMessage(code))").response(route: "admin_upload")
             }
             try? DurableFiles.syncDirectory((finalPath as NSString).deletingLastPathComponent)
             let body = "{\"path\": \(JSONText.string(relativePath)), \"size\": \(written), \"sha256\": \"\(Hex.encode(digest))\"}\n"
