@@ -189,6 +189,8 @@ public struct RequestHeadParser: Sendable {
                 }
             case "host":
                 hostCount += 1
+                // RFC 9112 §3.2: a Host field with an invalid value is a 400.
+                guard HostField.isValid(field.value) else { return .failure(.badRequest("Invalid Host header.")) }
             case "connection":
                 for element in field.value.split(separator: ",") { connectionTokens.append(element.trimmingOWS()) }
             case "expect":

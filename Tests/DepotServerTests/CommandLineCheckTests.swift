@@ -91,6 +91,13 @@ import Testing
                  expected: ["./content/level3/1/manifest.json: "]),
         BreakRow(name: "manifest not JSON", breakTree: { $0.write("content/level3/1/manifest.json", "{") },
                  expected: ["./content/level3/1/manifest.json: "]),
+        BreakRow(name: "validator record not JSON", breakTree: { $0.write("catalog/lists.json", "{") },
+                 expected: ["./catalog/lists.json: is not a JSON object"]),
+        BreakRow(name: "validator record with a wrong entry", breakTree: { $0.write("catalog/lists.json", "{\"products_v1.json\": 5}") },
+                 expected: ["./catalog/lists.json: products_v1.json: "]),
+        BreakRow(name: "validator record with a bad time",
+                 breakTree: { try edit($0, "catalog/lists.json") { $0.replacingOccurrences(of: "\"lastModified\": \"20", with: "\"lastModified\": \"x20") } },
+                 expected: ["./catalog/lists.json: products_v1.json.lastModified: ", "./catalog/lists.json: products_v2.json.lastModified: "]),
         BreakRow(name: "several problems at once",
                  breakTree: { tree in
                      try edit(tree, "catalog/products.json") { $0.replacingOccurrences(of: "\"auto-renewable\"", with: "\"monthly\"") }

@@ -72,6 +72,15 @@ import Testing
         #expect(response.header("ETag") == nil)
     }
 
+    /// Spec §7: a malformed request is a 400, then close, for a path that cannot be decoded too.
+    @Test(arguments: ["/v1/packs/testpack/1/files/%ZZ", "/v1/packs/testpack/1/files/%2e%2e/x", "/a%2Fb", "/./products_v1.json"])
+    func aMalformedPathClosesTheConnection(_ target: String) async throws {
+        let fixture = try await PackFixture.shared.value
+        let response = try fixture.request(target)
+        #expect(response.status == 400)
+        #expect(response.header("Connection") == "close")
+    }
+
     /// Percent-encoded names that are legitimate resolve to the file (the positive control of the table above).
     @Test(arguments: ["name%20with%20space%2B%C3%B1.dat", "name%20with%20space+%C3%B1.dat", "n%61me%20with%20space%2b%c3%b1.dat"])
     func encodedNamesResolve(_ path: String) async throws {

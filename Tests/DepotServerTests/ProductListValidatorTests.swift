@@ -38,6 +38,17 @@ import Testing
         #expect(before == after)
     }
 
+    /// A damaged record does not stop the server (the lists take the catalog file's time) but is logged.
+    @Test func aDamagedValidatorRecordIsLogged() async throws {
+        let tree = TemporaryDirectory("depot-bad-record")
+        try TestDepot.copySample(into: tree.path)
+        tree.write("catalog/lists.json", "{")
+        let depot = try await TestDepot.start(tree: tree)
+        defer { Task { await depot.stop() } }
+        #expect(try await depot.send("GET", ListPath.v1.rawValue).status == 200)
+        #expect(depot.logs.lines.contains { $0.hasPrefix("warning: ") && $0.contains("lists.json: is not a JSON object") }, "\(depot.logs.lines)")
+    }
+
     @Test func replicasOnCopiesAgree() async throws {
         let a = TemporaryDirectory("depot-replica-a")
         let b = TemporaryDirectory("depot-replica-b")

@@ -38,6 +38,15 @@ struct RejectedHead: CustomTestStringConvertible, Sendable {
         .fields("CR CR LF", "X: a\r\r\n"),
         RejectedHead("bare CR in the request line", "GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n"),
         RejectedHead("bare CR ends the request line", "GET / HTTP/1.1\rHost: a\r\n\r\n"),
+        // RFC 9112 §3.2: a Host field value that is not uri-host [":" port].
+        RejectedHead("Host with a space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n"),
+        RejectedHead("Host with userinfo", "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n"),
+        RejectedHead("Host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n"),
+        RejectedHead("Host with a letter in the port", "GET / HTTP/1.1\r\nHost: a:80x\r\n\r\n"),
+        RejectedHead("Host with two colons", "GET / HTTP/1.1\r\nHost: a:1:2\r\n\r\n"),
+        RejectedHead("Host with an unclosed IPv6 literal", "GET / HTTP/1.1\r\nHost: [::1\r\n\r\n"),
+        RejectedHead("Host with a bad percent escape", "GET / HTTP/1.1\r\nHost: a%zz\r\n\r\n"),
+        RejectedHead("Host with non-ASCII", "GET / HTTP/1.1\r\nHost: caf\u{E9}\r\n\r\n"),
         // RFC 9112 §3.2: a request-target has no fragment.
         RejectedHead("fragment in the target", "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n"),
         RejectedHead("fragment after the query", "GET /a?b=1#c HTTP/1.1\r\nHost: a\r\n\r\n"),

@@ -114,6 +114,14 @@ struct RequestHeadParserTests {
         #expect(head.target == expected)
     }
 
+    @Test("valid Host values are accepted (RFC 9112 §3.2, RFC 3986 §3.2.2)", arguments: [
+        "a", "", "example.com", "example.com:8080", "127.0.0.1:80", "[::1]", "[::1]:8080", "[v7.fe80::1]",
+        "xn--caf-dma.example", "a%20b", "a:", "host_name~x!$&'()*+,;=",
+    ])
+    func validHosts(_ host: String) throws {
+        #expect(try parsedHead("GET / HTTP/1.1\r\nHost: \(host)\r\n\r\n").fields.first("host") == host)
+    }
+
     @Test("OPTIONS * is the only asterisk-form")
     func asteriskForm() throws {
         #expect(try parsedHead("OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").target == "*")

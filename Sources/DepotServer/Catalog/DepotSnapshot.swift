@@ -94,6 +94,7 @@ enum SnapshotLoader {
             if !problems.isEmpty { return .failure(CatalogProblems(problems)) }
 
             let record = ListValidatorRecord.load(from: URL(fileURLWithPath: paths.listRecordFile))
+            warnings.append(contentsOf: ListValidatorRecord.problems(at: paths.listRecordFile))
             // A list whose bytes differ from the record changed when the newest file it is made from did:
             // v1 comes from products.json alone, v2 also from each listed pack's `current` and live manifest
             // (a version bumped by hand must not leave v2's Last-Modified where it was, or go back).

@@ -28,6 +28,9 @@ public enum DepotCheck {
         case .success(let snapshot):
             summary.products = snapshot.catalog.products.count
         }
+        for problem in ListValidatorRecord.problems(at: paths.listRecordFile) where !summary.problems.contains(problem) {
+            summary.problems.append(problem)
+        }
         for pack in content.packs.values.sorted(by: { $0.id < $1.id }) {
             summary.packs += 1
             for version in pack.versions.values.sorted(by: { $0.version < $1.version }) {

@@ -40,7 +40,10 @@ final class DepotResponder: Responder {
         do {
             segments = try target.pathSegments()
         } catch {
-            return reply(APIError(400, "bad_request", "Malformed request path."), route: "other")
+            // Spec §7: a malformed request is a 400, then the connection is closed.
+            var response = APIError(400, "bad_request", "Malformed request path.").response(route: "other")
+            response.closeConnection = true
+            return .reply(.response(response))
         }
         switch segments.first {
         case "products_v1.json" where segments.count == 1: return .reply(.response(list(head, version: 1, loop: context.loopIndex)))

@@ -69,7 +69,9 @@ struct Representation {
         switch conditions.preconditions.evaluate(isGetOrHead: true, etag: etag, lastModified: lastModified) {
         case .notModified: return notModifiedResponse()
         case .preconditionFailed:
-            return APIError(412, "precondition_failed", "A precondition of the request does not hold.").response(route: route)
+            var error = APIError(412, "precondition_failed", "A precondition of the request does not hold.")
+            if varies { error.headers.append("Vary", "Accept-Encoding") }
+            return error.response(route: route)
         case .proceed: break
         }
         // RFC 9110 §14.2: ranges for GET only; HEAD answers with the headers of the full 200.
@@ -83,6 +85,8 @@ struct Representation {
         case .unsatisfiable:
             var error = APIError(416, "range_not_satisfiable", "The requested range is not satisfiable.")
             error.headers.append("Content-Range", ByteRangeSet.unsatisfiedContentRange(completeLength: length))
+            // Whether a range fits depends on the encoding chosen, so this answer varies like the 200 would.
+            if varies { error.headers.append("Vary", "Accept-Encoding") }
             return error.response(route: route)
         case .partial(let ranges):
             var fields = validatorFields()
