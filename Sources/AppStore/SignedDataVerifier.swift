@@ -137,7 +137,11 @@ public struct SignedDataVerifier: Sendable {
 
         let bundleId = facts.bundleId(for: kind)
         if kind != .renewalInfo {
-            guard let bundleId else { throw .invalid(.bundle, detail: "payload has no bundleId") }
+            // A notification without one is not a notification at all (a format problem), not one for another app.
+            guard let bundleId else {
+                throw kind == .notification ? .invalid(.format, detail: "the notification has no bundleId (in data, summary or externalPurchaseToken)")
+                                            : .invalid(.bundle, detail: "payload has no bundleId")
+            }
             guard bundleId == bundleID else {
                 throw .invalid(.bundle, detail: "bundleId \"\(bundleId)\" is not \"\(bundleID)\"")
             }

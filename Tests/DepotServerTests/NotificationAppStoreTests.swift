@@ -143,6 +143,31 @@ import Testing
         NotANotification(name: "notification_type a number", body: "{\"notification_type\": 7, \"password\": \"pw\"}"),
     ]
 
+    /// A verified payload without a bundle ID anywhere is not a notification (400 bad_request), not one for
+    /// another app (wrong_bundle).
+    @Test func aSignedPayloadWithoutABundleIDIsABadRequest() async throws {
+        try await PurchaseFixture.run { fixture in
+            let payload = try fixture.signer.sign(payload: [
+                "notificationType": "REFUND", "notificationUUID": UUID().uuidString.lowercased(), "version": "2.0",
+                "signedDate": Int64(Date().timeIntervalSince1970 * 1000),
+            ])
+            let answer = try await fixture.notify(signedPayload: payload)
+            #expect(answer.status == 400, "\(answer.summary)")
+            #expect(answer.errorCode == "bad_request")
+        }
+    }
+
+    /// V1: a REFUND whose `unified_receipt` is not an object is not a usable notification (400), not acknowledged.
+    @Test(arguments: ["\"x\"", "[]", "5"])
+    func v1WithAnUnreadableUnifiedReceiptIsABadRequest(_ unified: String) async throws {
+        try await PurchaseFixture.run(appleSecret: "pw") { fixture in
+            let body = "{\"notification_type\": \"REFUND\", \"password\": \"pw\", \"unified_receipt\": \(unified)}"
+            let answer = try await fixture.post("/v1/notifications/appstore", json: body)
+            #expect(answer.status == 400, "\(answer.summary)")
+            #expect(answer.errorCode == "bad_request")
+        }
+    }
+
     @Test(arguments: notNotifications)
     func notANotificationIsABadRequest(_ example: NotANotification) async throws {
         try await PurchaseFixture.run(appleSecret: "pw") { fixture in

@@ -36,6 +36,17 @@ import Testing
                 body: "{\"transactions\": [" + Array(repeating: "\"a.b.c\"", count: 101).joined(separator: ",") + "]}"),
     ]
 
+    /// An empty string in `transactions` is a string that is not a JWS: 422 with check `format`, like "a.b.c".
+    @Test(arguments: ["", "a.b.c", ".."])
+    func aTransactionThatIsNotAJWSFailsTheFormatCheck(_ jws: String) async throws {
+        try await PurchaseFixture.run { fixture in
+            let response = try await fixture.post("/v1/receipts", json: "{\"transactions\": [\"\(jws)\"]}")
+            #expect(response.status == 422, "\(response.summary)")
+            #expect(response.errorCode == "receipt_invalid")
+            #expect(response.object["check"] as? String == "format")
+        }
+    }
+
     @Test(arguments: badBodies)
     func badBodyIsABadRequest(_ example: BadBody) async throws {
         try await PurchaseFixture.run { fixture in
@@ -48,7 +59,8 @@ import Testing
     }
 
     // RFC 9110 §15.5.16: 415 for a body in a format the route does not take.
-    @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", nil] as [String?])
+    @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", nil,
+                      "application/json; charset=iso-8859-1", "application/json; charset=\"utf-16\""] as [String?])
     func bodyThatIsNotJSONMediaIsUnsupported(contentType: String?) async throws {
         try await PurchaseFixture.run { fixture in
             let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()])
@@ -60,7 +72,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ["application/json; charset=utf-8", "Application/JSON"])
+    @Test(arguments: ["application/json; charset=utf-8", "Application/JSON", "application/json;charset=\"UTF-8\"",
+                      "application/json; charset=utf-8; x=y"])
     func jsonMediaTypeVariantsAreAccepted(contentType: String) async throws {
         try await PurchaseFixture.run { fixture in
             let body = PurchaseFixture.jsonBytes(["receipt": fixture.apple.issueReceipt([PurchaseFixture.purchase()])])

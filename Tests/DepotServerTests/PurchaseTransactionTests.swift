@@ -127,6 +127,21 @@ import Testing
         }
     }
 
+    /// Spec §4.2: a subscription grants only while `expires` is in the future, so one without an expiry
+    /// date (a subscription product in the catalog, whatever the payload claims) grants nothing.
+    @Test func aSubscriptionWithoutAnExpiryGrantsNothing() async throws {
+        try await PurchaseFixture.run { fixture in
+            let signed = try fixture.signer.signedTransaction(PurchaseFixture.transaction(PurchaseFixture.seasonPass))
+            let response = try await fixture.postTransactions([signed])
+            #expect(response.status == 200, "\(response.summary)")
+            #expect(response.entitlements.isEmpty)
+            #expect(response.rejections == [Rejection(product: PurchaseFixture.seasonPass, reason: "expired")])
+            let receipt = try await fixture.postReceipt(fixture.apple.issueReceipt([PurchaseFixture.purchase(PurchaseFixture.seasonPass)]))
+            #expect(receipt.entitlements.isEmpty, "\(receipt.summary)")
+            #expect(receipt.rejections == [Rejection(product: PurchaseFixture.seasonPass, reason: "expired")])
+        }
+    }
+
     @Test func everyTransactionOfARequestIsJudged() async throws {
         try await PurchaseFixture.run { fixture in
             let subscription = PurchaseFixture.transaction(PurchaseFixture.seasonPass, expires: Date().addingTimeInterval(86_400))

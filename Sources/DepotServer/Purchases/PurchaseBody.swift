@@ -22,7 +22,7 @@ struct PurchaseBody: Sendable {
         if let value = object["account"], !(value is NSNull) {
             guard let text = value as? String, !text.isEmpty, text.utf8.count <= maxAccountLength,
                   !text.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
-                throw APIError(400, "bad_request", "`account` must be a non-empty string of at most \(maxAccountLength) bytes.")
+                throw APIError(400, "bad_request", "`account` must be a non-empty string of at most \(maxAccountLength) bytes, without control characters.")
             }
             account = text
         }
@@ -49,7 +49,8 @@ struct PurchaseBody: Sendable {
             }
             var jws: [String] = []
             for item in list {
-                guard let text = item as? String, !text.isEmpty else {
+                // An empty string is a string: it fails the JWS checks (422, check `format`) like any other non-JWS.
+                guard let text = item as? String else {
                     throw APIError(400, "bad_request", "`transactions` must hold JWS strings.")
                 }
                 jws.append(text)

@@ -71,14 +71,23 @@ final class PurchaseService: PurchaseRoutes {
         }
     }
 
+    /// `application/json`, with no charset or `charset=utf-8` (spec §4: JSON bodies are UTF-8).
     static func isJSON(_ head: RequestHead) -> Bool {
         guard let value = head.fields.first("content-type") else { return false }
-        let mediaType = value.split(separator: ";").first.map { $0.trimmingOWS().lowercased() } ?? ""
-        return mediaType == "application/json"
+        let parts = value.split(separator: ";")
+        guard parts.first.map({ $0.trimmingOWS().lowercased() }) == "application/json" else { return false }
+        for parameter in parts.dropFirst() {
+            let pair = parameter.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2, pair[0].trimmingOWS().lowercased() == "charset" else { continue }
+            var charset = pair[1].trimmingOWS().lowercased()
+            if charset.hasPrefix("\""), charset.hasSuffix("\""), charset.count >= 2 { charset = String(charset.dropFirst().dropLast()) }
+            if charset != "utf-8" && charset != "utf8" { return false }
+        }
+        return true
     }
 
     static func unsupportedMediaType(route: String) -> Handling {
-        .reply(.response(APIError(415, "unsupported_media_type", "The body must be application/json.").response(route: route)))
+        .reply(.response(APIError(415, "unsupported_media_type", "The body must be application/json in UTF-8.").response(route: route)))
     }
 
     // MARK: - Receipts
@@ -179,6 +188,8 @@ final class PurchaseService: PurchaseRoutes {
             case .allowed: break
             }
             if subscriptionExpired || (fact.expiresDate.map { $0 <= time } ?? false) { reject("expired"); continue }
+            // An auto-renewable subscription grants only while it runs: without an expiry date nothing shows it does.
+            if product.type == .autoRenewable && fact.expiresDate == nil { reject("expired"); continue }
             let expires = Int64(time.timeIntervalSince1970) + Int64(tokenTTL)
             let token = tokens.issue(DownloadTokenClaims(pack: pack, originalTransactionID: fact.originalTransactionID,
                                                          account: account, expires: expires))
@@ -271,7 +282,8 @@ final class PurchaseService: PurchaseRoutes {
         }
         var revoke: [LedgerRevocation] = []
         var cancelled: [String] = []
-        if type == "REFUND" || type == "REVOKE", let unified = object["unified_receipt"] as? [String: Any] {
+        if type == "REFUND" || type == "REVOKE", let value = object["unified_receipt"], !(value is NSNull) {
+            guard let unified = value as? [String: Any] else { throw APIError(400, "bad_request", "`unified_receipt` must be an object.") }
             var receipt = unified
             if receipt["status"] == nil { receipt["status"] = 0 }
             guard let data = try? JSONSerialization.data(withJSONObject: receipt),
