@@ -13,19 +13,31 @@ import Foundation
 struct DepotBench {
     static func main() async throws {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        func value(_ name: String, _ fallback: String) -> String {
-            guard let i = arguments.firstIndex(of: "--" + name), i + 1 < arguments.count else { return fallback }
-            return arguments[i + 1]
+        let usage = """
+            usage: depot-bench appstore --out DIR [--delay-ms MS] [--receipts N] [--product ID[,ID...]]
+                   depot-bench jws [--iterations N]
+
+            """
+        // Options come in `--name value` pairs; anything else (including --help) prints the usage. `appstore`
+        // requires `--out`, so its files never land in whatever directory the command happens to run in.
+        let known: Set<String> = arguments.first == "appstore" ? ["out", "delay-ms", "receipts", "product"] : ["iterations"]
+        var options: [String: String] = [:]
+        var i = 1
+        while i + 1 < arguments.count, arguments[i].hasPrefix("--"), known.contains(String(arguments[i].dropFirst(2))) {
+            options[String(arguments[i].dropFirst(2))] = arguments[i + 1]
+            i += 2
+        }
+        guard i == arguments.count, ["appstore", "jws"].contains(arguments.first ?? ""),
+              arguments.first == "jws" || options["out"] != nil else {
+            FileHandle.standardError.write(Data(usage.utf8))
+            exit(64)
         }
         switch arguments.first {
         case "appstore":
-            try await appStore(delay: Double(value("delay-ms", "100"))! / 1000, receipts: Int(value("receipts", "10000"))!,
-                               out: value("out", "."), product: value("product", "com.example.depot.level2"))
-        case "jws":
-            try jws(iterations: Int(value("iterations", "5000"))!, out: value("out", "."))
+            try await appStore(delay: Double(options["delay-ms"] ?? "100")! / 1000, receipts: Int(options["receipts"] ?? "10000")!,
+                               out: options["out"]!, product: options["product"] ?? "com.example.depot.level2")
         default:
-            FileHandle.standardError.write(Data("usage: depot-bench appstore|jws [options]\n".utf8))
-            exit(64)
+            try jws(iterations: Int(options["iterations"] ?? "5000")!)
         }
     }
 
@@ -60,7 +72,7 @@ struct DepotBench {
     }
 
     /// CPU time of one StoreKit 2 JWS verification (cached chain), median of 5 runs.
-    static func jws(iterations: Int, out: String) throws {
+    static func jws(iterations: Int) throws {
         let pki = try TestPKI.generate(validFrom: Date().addingTimeInterval(-3600), validUntil: Date().addingTimeInterval(86_400))
         let signer = TransactionSigner(pki: pki)
         let jws = try signer.signedTransaction(.init(transactionId: "1", bundleId: "com.example.depot", productId: "p",
