@@ -86,8 +86,7 @@ public final class ReceiptVerifier: Sendable {
     public func verify(receiptData: String, now: Date = Date()) async -> ReceiptVerification {
         let key = Hex.encode(SHA256.hash(Array(receiptData.utf8)))
         if let hit = cache.withLock({ $0[key] }), hit.expires > now { return hit.result }
-        // The first caller asks Apple; identical requests meanwhile wait for its answer. No unstructured task is
-        // created, so the work stays on the caller's executor.
+        // The first caller asks Apple; identical requests meanwhile wait for its answer instead of asking again.
         let result: ReceiptVerification
         let isFirst = inFlight.withLock { table -> Bool in
             if table[key] != nil { return false }
@@ -109,7 +108,8 @@ public final class ReceiptVerifier: Sendable {
                 }
                 if !queued {
                     // The first call finished in between: its answer is cached, unless it was not cacheable.
-                    if let hit = cache.withLock({ $0[key] }) { continuation.resume(returning: hit.result) } else {
+                    // An expired entry is no answer (the first call's result was not cacheable and an old one remains).
+                    if let hit = cache.withLock({ $0[key] }), hit.expires > now { continuation.resume(returning: hit.result) } else {
                         continuation.resume(returning: .unavailable(appleStatus: nil, reason: "a concurrent identical request failed; try again"))
                     }
                 }

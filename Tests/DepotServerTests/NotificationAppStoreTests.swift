@@ -221,6 +221,27 @@ import Testing
             #expect(refused.errorCode == "revoked")
             // Delivered twice: acknowledged again.
             #expect(try await fixture.notify(refund).status == 200)
+            // Restored (V2 REFUND_REVERSED), then the same V1 refund redelivered: recognised and not applied again.
+            let reversal = try fixture.signer.signedNotification(
+                .refundReversed, transaction: PurchaseFixture.transaction(id: purchase.transactionID), signedDate: Date())
+            #expect(try await fixture.notify(signedPayload: reversal).status == 200)
+            #expect(try await fixture.packStatus("level2", token: token).status == 307)
+            #expect(try await fixture.notify(refund).status == 200)
+            #expect(try await fixture.packStatus("level2", token: token).status == 307)
+        }
+    }
+
+    /// A verified notification from an environment this server refuses (sandbox while sandbox is off) is
+    /// acknowledged, so Apple stops retrying, and changes nothing.
+    @Test func aNotificationFromARefusedEnvironmentIsAcknowledgedAndIgnored() async throws {
+        try await PurchaseFixture.run(configure: { $0.allowSandbox = false }) { fixture in
+            let transaction = PurchaseFixture.transaction()
+            let token = try await Self.buy(transaction, in: fixture)
+            let refund = try fixture.signer.signedNotification(.refund, transaction: Self.revoked(transaction),
+                                                               environment: "Sandbox", signedDate: Date())
+            let answer = try await fixture.notify(signedPayload: refund)
+            #expect(answer.status == 200, "\(answer.summary)")
+            #expect(try await fixture.packStatus("level2", token: token).status == 307)
         }
     }
 

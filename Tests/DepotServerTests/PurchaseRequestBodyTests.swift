@@ -32,6 +32,8 @@ import Testing
         BadBody(name: "account over 256 bytes",
                 body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"\(String(repeating: "a", count: 257))\"}"),
         BadBody(name: "account with a control character", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"a\\u0001b\"}"),
+        BadBody(name: "account with DEL", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"a\\u007fb\"}"),
+        BadBody(name: "account with a C1 control", body: "{\"receipt\": \"eyJhIjoxfQ==\", \"account\": \"a\\u0085b\"}"),
         BadBody(name: "101 transactions",
                 body: "{\"transactions\": [" + Array(repeating: "\"a.b.c\"", count: 101).joined(separator: ",") + "]}"),
     ]
@@ -60,7 +62,8 @@ import Testing
 
     // RFC 9110 §15.5.16: 415 for a body in a format the route does not take.
     @Test(arguments: ["text/plain", "application/x-www-form-urlencoded", nil,
-                      "application/json; charset=iso-8859-1", "application/json; charset=\"utf-16\""] as [String?])
+                      "application/json; charset=iso-8859-1", "application/json; charset=\"utf-16\"",
+                      "application/json; charset=", "application/json; charset"] as [String?])
     func bodyThatIsNotJSONMediaIsUnsupported(contentType: String?) async throws {
         try await PurchaseFixture.run { fixture in
             let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()])

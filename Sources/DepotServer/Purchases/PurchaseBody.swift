@@ -21,7 +21,7 @@ struct PurchaseBody: Sendable {
         var account: String?
         if let value = object["account"], !(value is NSNull) {
             guard let text = value as? String, !text.isEmpty, text.utf8.count <= maxAccountLength,
-                  !text.unicodeScalars.contains(where: { $0.value < 0x20 }) else {
+                  !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                 throw APIError(400, "bad_request", "`account` must be a non-empty string of at most \(maxAccountLength) bytes, without control characters.")
             }
             account = text

@@ -78,7 +78,8 @@ final class PurchaseService: PurchaseRoutes {
         guard parts.first.map({ $0.trimmingOWS().lowercased() }) == "application/json" else { return false }
         for parameter in parts.dropFirst() {
             let pair = parameter.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingOWS().lowercased() == "charset" else { continue }
+            guard pair.first?.trimmingOWS().lowercased() == "charset" else { continue }
+            guard pair.count == 2 else { return false }
             var charset = pair[1].trimmingOWS().lowercased()
             if charset.hasPrefix("\""), charset.hasSuffix("\""), charset.count >= 2 { charset = String(charset.dropFirst().dropLast()) }
             if charset != "utf-8" && charset != "utf8" { return false }
