@@ -195,6 +195,8 @@ public actor PackDownloader {
         lastError = nil
         do {
             let manifest = try await download()
+            // A cancel that came while the last chunks were in flight wins: cancel() deletes the files next.
+            if stopRequest == .cancel { throw DepotClientError.cancelled }
             state = .completed
             emit(.completed(manifest))
             continuation.finish()

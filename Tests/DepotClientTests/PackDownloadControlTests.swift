@@ -190,4 +190,26 @@ import Testing
         #expect(fixture.server.chunkRequests.count == 2)
         #expect(await downloader.state == .cancelled)
     }
+
+    /// A cancel that arrives while the last chunk is in flight still cancels: no `.completed` outcome for
+    /// files that cancel() then deletes.
+    @Test func cancelDuringTheLastChunkIsACancel() async throws {
+        let fixture = PackFixture()
+        defer { fixture.close() }
+        let downloader = fixture.downloader()
+        let cancelling = Mutex<Task<Void, Never>?>(nil)
+        fixture.server.update { state in
+            state.chunkHook = { ordinal, _ in
+                guard ordinal == PackFixture.chunkCount else { return nil }
+                cancelling.withLock { $0 = Task { await downloader.cancel() } }
+                while await downloader.state != .cancelled { try? await Task.sleep(for: .milliseconds(1)) }
+                return nil
+            }
+        }
+        let error = await depotError { _ = try await downloader.start() }
+        guard case .cancelled = error else { Issue.record("got \(String(describing: error))"); return }
+        await cancelling.withLock { $0 }?.value
+        #expect(!fixture.exists("stages.bin"))
+        #expect(await downloader.state == .cancelled)
+    }
 }
