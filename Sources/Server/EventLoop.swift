@@ -18,6 +18,8 @@ final class EventLoop: @unchecked Sendable {
     private(set) var connectionCount = 0
     private var nextGeneration: UInt32 = 1
     private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// Set (under `jobs`' lock) when the loop has run its last jobs: later jobs would never run.
+    private var exited = false
     private let wakePending = Atomic<Bool>(false)
 
     /// Reused for every read on this loop (64 KiB), so an idle connection holds no buffer of its own.
@@ -66,12 +68,20 @@ final class EventLoop: @unchecked Sendable {
     // MARK: - Cross-thread entry
 
     /// Runs `job` on this loop's thread soon. Safe from any thread.
-    func execute(_ job: @escaping @Sendable () -> Void) {
-        jobs.withLock { $0.append(job) }
+    /// Queues `job` for the loop's thread. False (and the job dropped) when the loop has already exited.
+    @discardableResult
+    func execute(_ job: @escaping @Sendable () -> Void) -> Bool {
+        let queued = jobs.withLock { queue -> Bool in
+            if exited { return false }
+            queue.append(job)
+            return true
+        }
+        guard queued else { return false }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             var one: UInt64 = 1
             _ = write(wakeFD, &one, 8)
         }
+        return true
     }
 
     // MARK: - The loop
@@ -116,6 +126,14 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         runJobs()
+        // Jobs queued from now on are refused (their owners clean up), then the last ones queued are run.
+        let last = jobs.withLock { queue -> [@Sendable () -> Void] in
+            exited = true
+            let taken = queue
+            queue.removeAll()
+            return taken
+        }
+        for job in last { job() }
     }
 
     private func refreshDate() {
@@ -180,7 +198,8 @@ final class EventLoop: @unchecked Sendable {
             if target === self {
                 adopt(fd, remote: remote)
             } else {
-                target.execute { target.adopt(fd, remote: remote) }
+                // A loop that has already stopped (shutdown) cannot take it: close it here.
+                if !target.execute({ target.adopt(fd, remote: remote) }) { close(fd) }
             }
         }
     }

@@ -22,7 +22,8 @@ final class ServerCore: Sendable {
 
 /// The loops of a server, set once before any thread starts.
 ///
-/// `@unchecked Sendable`: written once during `HTTPServer.init`, before the loop threads start; read-only after.
+/// `@unchecked Sendable`: written during `HTTPServer.init` before the loop threads start, and emptied after
+/// every loop thread has exited; read only by the loops in between.
 final class LoopList: @unchecked Sendable {
     private(set) var loops: [EventLoop] = []
 
@@ -34,7 +35,7 @@ public final class HTTPServer: Sendable {
     /// The address the server accepts connections on (with the real port when 0 was asked for).
     public let address: SocketAddress
     private let core: ServerCore
-    private let loops: [EventLoop]
+    let loops: [EventLoop]
     private let finished: DispatchGroup
     private let stopped = Atomic<Bool>(false)
 
@@ -80,6 +81,9 @@ public final class HTTPServer: Sendable {
             thread.stackSize = 1 << 20
             thread.start()
         }
+        // The loops hold the core and the core lists the loops: once every loop has exited, break that cycle
+        // so a stopped server's loops (epoll set, eventfd, buffers) are freed.
+        finished.notify(queue: .global()) { [core] in core.loops.set([]) }
     }
 
     /// Raises the soft limit on open descriptors to the hard limit.
