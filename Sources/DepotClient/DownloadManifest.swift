@@ -51,6 +51,9 @@ public struct DownloadManifest: Sendable, Hashable, Codable {
     public var chunkSize: Int64
     public var files: [File]
 
+    /// The largest chunk a manifest may declare.
+    static let maxChunkSize: Int64 = 1 << 30
+
     public init(pack: String, version: Int, productId: String?, chunkSize: Int64, files: [File]) {
         self.pack = pack
         self.version = version
@@ -63,16 +66,20 @@ public struct DownloadManifest: Sendable, Hashable, Codable {
     /// Checks what the downloader relies on before anything is written: safe paths, no path both a file and
     /// a directory, chunks tiling each file exactly, hex digests, the total.
     func validated(reserved: String) throws -> DownloadManifest {
+        // A chunk is held in memory while it is checked: its size is bounded (the server's own limit is 1 GiB).
+        guard chunkSize > 0, chunkSize <= Self.maxChunkSize else {
+            throw DepotClientError.invalidResponse("chunkSize \(chunkSize) is outside 1...\(Self.maxChunkSize)")
+        }
         var seen = Set<String>()
         for file in files {
             try ManifestPath.check(file.path, reserved: reserved)
             guard seen.insert(file.path).inserted else { throw DepotClientError.invalidResponse("\(file.path) listed twice") }
             var expected: Int64 = 0
             for chunk in file.chunks {
-                guard chunk.offset == expected, chunk.length > 0, ManifestPath.isSHA256Hex(chunk.sha256) else {
+                guard chunk.offset == expected, chunk.length > 0, chunk.length <= chunkSize, ManifestPath.isSHA256Hex(chunk.sha256) else {
                     throw DepotClientError.invalidResponse("chunks of \(file.path) do not tile the file")
                 }
-                expected += chunk.length
+                expected += chunk.length  // cannot overflow: at most chunkSize per chunk, and far fewer than 2^33 chunks
             }
             guard expected == file.size, file.size >= 0 else {
                 throw DepotClientError.invalidResponse("chunks of \(file.path) do not add up to its size")
@@ -87,7 +94,13 @@ public struct DownloadManifest: Sendable, Hashable, Codable {
                 }
             }
         }
-        guard downloadBytes == files.reduce(0, { $0 + $1.size }) else {
+        var total: Int64 = 0
+        for file in files {
+            let (sum, overflow) = total.addingReportingOverflow(file.size)
+            guard !overflow else { throw DepotClientError.invalidResponse("the file sizes add up to more than 2^63 bytes") }
+            total = sum
+        }
+        guard downloadBytes == total else {
             throw DepotClientError.invalidResponse("downloadBytes is not the sum of the file sizes")
         }
         return self

@@ -140,7 +140,14 @@ final class SocketHTTPExchanger: HTTPExchanger {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             fields[name] = fields[name].map { $0 + ", " + value } ?? value
             switch name.lowercased() {
-            case "content-length": contentLength = Int(value)
+            case "content-length":
+                // Digits only (no sign), one value, and no larger than a body this client ever takes.
+                guard !value.isEmpty, value.utf8.count <= 18, value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let n = Int(value),
+                      contentLength == nil || contentLength == n else {
+                    throw Failure(description: "bad Content-Length \"\(value)\"")
+                }
+                guard n <= Self.maxBody else { throw Failure(description: "response body of \(n) bytes is over the \(Self.maxBody)-byte limit") }
+                contentLength = n
             case "transfer-encoding": chunked = value.lowercased().contains("chunked")
             case "connection": if value.lowercased().contains("close") { keepAlive = false }
             default: break
@@ -154,7 +161,12 @@ final class SocketHTTPExchanger: HTTPExchanger {
             body = try readChunked(fd, leftover: &leftover, scratch: &chunk)
         } else if let contentLength {
             // Uninitialized memory: the body is written over in full, so no zero-fill pass.
-            body = contentLength == 0 ? Data() : Data(bytesNoCopy: malloc(contentLength)!, count: contentLength, deallocator: .free)
+            if contentLength == 0 {
+                body = Data()
+            } else {
+                guard let memory = malloc(contentLength) else { throw Failure(description: "cannot allocate \(contentLength) bytes") }
+                body = Data(bytesNoCopy: memory, count: contentLength, deallocator: .free)
+            }
             let initial = min(leftover.count, contentLength)
             body.withUnsafeMutableBytes { out in
                 leftover.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: initial) }
@@ -174,6 +186,7 @@ final class SocketHTTPExchanger: HTTPExchanger {
                 let n = try Self.receive(fd, into: &chunk)
                 if n == 0 { break }
                 body.append(contentsOf: chunk[0..<n])
+                if body.count > Self.maxBody { throw Failure(description: "response body over the \(Self.maxBody)-byte limit") }
             }
             keepAlive = false
         }
@@ -192,14 +205,18 @@ final class SocketHTTPExchanger: HTTPExchanger {
                     leftover.removeFirst(end + 2)
                     return text
                 }
+                guard leftover.count <= 64 * 1024 else { throw Failure(description: "chunk-size line too long") }
                 let n = try Self.receive(fd, into: &scratch)
                 guard n > 0 else { throw Failure(description: "connection closed in a chunked body") }
                 leftover.append(contentsOf: scratch[0..<n])
             }
         }
         while true {
-            guard let size = Int(try line().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) ?? "", radix: 16) else {
-                throw Failure(description: "bad chunk size")
+            let sizeText = try line().split(separator: ";").first?.trimmingCharacters(in: .whitespaces) ?? ""
+            // Hex digits only (no sign), and the whole body within the limit.
+            guard !sizeText.isEmpty, sizeText.utf8.count <= 15, sizeText.utf8.allSatisfy({ ASCIIHex.isDigit($0) }),
+                  let size = Int(sizeText, radix: 16), body.count + size <= Self.maxBody else {
+                throw Failure(description: "bad chunk size \"\(sizeText)\"")
             }
             if size == 0 {
                 while try !line().isEmpty {}
@@ -214,6 +231,9 @@ final class SocketHTTPExchanger: HTTPExchanger {
             leftover.removeFirst(size + 2)
         }
     }
+
+    /// The largest response body taken: a chunk (at most 1 GiB) or a manifest, with room to spare.
+    static let maxBody = 2 << 30
 
     static func receive(_ fd: Int32, into buffer: inout [UInt8]) throws -> Int {
         while true {
@@ -236,5 +256,11 @@ final class SocketHTTPExchanger: HTTPExchanger {
             i += 1
         }
         return nil
+    }
+}
+
+enum ASCIIHex {
+    static func isDigit(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66)
     }
 }

@@ -62,6 +62,16 @@ import Testing
         let good = DownloadManifest(pack: "p", version: 1, productId: nil, chunkSize: 10,
                                     files: [file("a/b", [(0, 10), (10, 2)], size: 12), file("c", [], size: 0)])
         #expect(throws: Never.self) { try good.validated(reserved: "j") }
+        // A hostile server: a chunk larger than chunkSize, a huge chunkSize, sizes that overflow Int64.
+        let oversized = DownloadManifest(pack: "p", version: 1, productId: nil, chunkSize: 10, files: [file("a", [(0, 11)], size: 11)])
+        #expect(throws: DepotClientError.self) { try oversized.validated(reserved: "j") }
+        let hugeChunks = DownloadManifest(pack: "p", version: 1, productId: nil, chunkSize: Int64.max,
+                                          files: [file("a", [(0, Int64.max)], size: Int64.max)])
+        #expect(throws: DepotClientError.self) { try hugeChunks.validated(reserved: "j") }
+        var overflowing = DownloadManifest(pack: "p", version: 1, productId: nil, chunkSize: 1 << 30,
+                                           files: [file("a", [(0, 1 << 30)], size: 1 << 30), file("b", [(0, 1 << 30)], size: 1 << 30)])
+        overflowing.files[1].size = Int64.max
+        #expect(throws: DepotClientError.self) { try overflowing.validated(reserved: "j") }
     }
 
     @Test func rateSmoothsTowardsNewSamples() {
