@@ -122,6 +122,51 @@ struct PublishInvariantTests {
         #expect(manifest.files.map(\.path).sorted() == ["d/e.bin", "f.bin"])
     }
 
+    /// A publish never claims a version while an upload into it is in flight (its bytes would be lost or
+    /// its partial file would block the version); it is refused, and succeeds once the upload is done.
+    @Test func aPublishWaitsForNoUploadAndIsRefusedDuringOne() async throws {
+        let token = PublishSpaceAndAdminTests.adminToken
+        let depot = try await TestDepot.start { $0.adminToken = token }
+        defer { Task { await depot.stop() } }
+        let auth = "Authorization: Bearer \(token)\r\n"
+        let first = try depot.connect()
+        first.send("PUT /admin/v1/packs/level9/1/files/a.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 3\r\n\r\nabc")
+        #expect(try first.readResponse().status == 201)
+        // Half of b.bin: the upload is in flight once its partial file exists.
+        let slow = try depot.connect()
+        slow.send("PUT /admin/v1/packs/level9/1/files/b.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 6\r\n\r\nabc")
+        let uploads = depot.contentDirectory + "/.staging/uploads/level9/1"
+        #expect(try await eventually(within: 5) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).contains { $0.hasPrefix(".partial-") }
+        })
+        let body = "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}"
+        let publish = "POST /admin/v1/packs/level9/1/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let refused = try depot.request(publish)
+        #expect(refused.status == 409 && refused.text.contains("in progress"), "\(refused.text)")
+        slow.send("def")
+        #expect(try slow.readResponse().status == 201)
+        let published = try depot.request(publish)
+        #expect(published.status == 201, "\(published.text)")
+        let manifest = try PackManifest.decode(try #require(depot.tree.read("content/level9/1/manifest.json")), file: "manifest")
+        #expect(manifest.files.map(\.path) == ["a.bin", "b.bin"])
+    }
+
+    /// Partial files a killed server left in the upload area do not block the version for ever: the next
+    /// start removes them.
+    @Test func partialFilesOfAnEarlierRunAreSweptAtStart() async throws {
+        let tree = TemporaryDirectory("publish-partial")
+        try TestDepot.copySample(into: tree.path)
+        tree.write("content/.staging/uploads/level9/1/a.bin", "abc")
+        tree.write("content/.staging/uploads/level9/1/.partial-0123", "ab")
+        let token = PublishSpaceAndAdminTests.adminToken
+        let depot = try await TestDepot.start(tree: tree) { $0.adminToken = token }
+        defer { Task { await depot.stop() } }
+        let body = "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}"
+        let published = try depot.request("POST /admin/v1/packs/level9/1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
+                                          + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        #expect(published.status == 201, "\(published.text)")
+    }
+
     /// spec §5: "Usage errors exit 64 with a one-line message", invalid option values included.
     @Test(arguments: [
         ["publish", "--pack", "../evil", "--product", "com.example.depot.x", "--type", "consumable", "--title", "T", "source/a.bin"],

@@ -103,6 +103,8 @@ struct PublishSpaceAndAdminTests {
         ("/admin/v1/packs/level7/1/files/a%5Cb.bin", 400),
         ("/admin/v1/packs/level7/1/files/a%00b.bin", 400),
         ("/admin/v1/packs/level7/1/files/manifest.json", 400),
+        ("/admin/v1/packs/level7/1/files/.partial-x", 400),            // the uploads' own scratch names
+        ("/admin/v1/packs/level7/1/files/a/.hidden/b.bin", 400),
         ("/admin/v1/packs/..%2Fx/1/files/a.bin", 400),
         ("/admin/v1/packs/bad%20pack/1/files/a.bin", 400),
         ("/admin/v1/packs/level7/0/files/a.bin", 400),

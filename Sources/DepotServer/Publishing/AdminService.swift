@@ -3,6 +3,7 @@ import DepotCrypto
 import Foundation
 import HTTP
 import Server
+import Synchronization
 
 /// The admin API (spec §4.7): streamed uploads into staging and publishing by HTTP, with the same
 /// `Publisher` as `depot publish`. Present only when an admin token is configured.
@@ -12,6 +13,14 @@ final class AdminService: AdminRoutes {
     let logger: Logger
     private let tokenDigest: [UInt8]
     private let publishing = BlockingQueue(label: "depot.admin.publish")
+    /// Uploads in flight and publishes under way, per `pack/version`: a publish waits for no upload (it is
+    /// refused while one is in flight) and an upload never lands in a version a publish has claimed.
+    private let activity = Mutex<UploadActivity>(UploadActivity())
+
+    struct UploadActivity {
+        var inFlight: [String: Int] = [:]
+        var publishing: Set<String> = []
+    }
     /// Largest single upload.
     static let uploadLimit: Int64 = 64 << 30
 
@@ -20,6 +29,11 @@ final class AdminService: AdminRoutes {
         self.publisher = publisher
         self.store = store
         self.logger = logger
+        // Partial files that a crash or a kill left behind: no upload is in flight before the server runs.
+        let uploads = publisher.stagingDirectory + "/uploads"
+        for relative in FileTree.relativeFiles(under: uploads) where (relative as NSString).lastPathComponent.hasPrefix(".partial-") {
+            unlink(uploads + "/" + relative)
+        }
     }
 
     var uploadsDirectory: String { publisher.stagingDirectory + "/uploads" }
@@ -44,7 +58,8 @@ final class AdminService: AdminRoutes {
             let parts = segments[6...]
             guard !parts.contains(where: \.isEmpty) else { return reply(APIError(400, "bad_request", "Malformed file path.")) }
             let path = parts.joined(separator: "/")
-            guard PathEncoding.isSafeRelativePath(path), path != "manifest.json" else {
+            // Names starting with a dot are refused: `.partial-*` is the upload's own scratch name.
+            guard PathEncoding.isSafeRelativePath(path), path != "manifest.json", !parts.contains(where: { $0.hasPrefix(".") }) else {
                 return reply(APIError(400, "bad_request", "\"\(path)\" cannot be a pack file path."))
             }
             return upload(head, pack: pack, version: version, path: path)
@@ -96,9 +111,30 @@ final class AdminService: AdminRoutes {
         let partialPath = directory + "/.partial-\(UUID().uuidString)"
         if Self.conflicts(path, in: directory) { return reply(Self.pathConflict(path)) }
         // The directories and the file are created by the sink on its own queue, not on this event loop.
+        let key = "\(pack)/\(version)"
+        if activity.withLock({ $0.publishing.contains(key) }) {
+            return reply(APIError(409, "conflict", "A publish of this version is in progress; upload again once it has finished."))
+        }
         let sink = UploadSink(partialPath: partialPath, finalPath: finalPath, relativePath: path, expectedSHA256: expected,
-                              space: publisher.space, volumePath: publisher.paths.contentDirectory, reserve: reserve)
+                              space: publisher.space, volumePath: publisher.paths.contentDirectory, reserve: reserve,
+                              begin: { [self] in beginUpload(key) }, end: { [self] in endUpload(key) })
         return .streamBody(limit: Self.uploadLimit, sink: sink)
+    }
+
+    /// Counts an upload into `key` as in flight; false when a publish of that version holds it.
+    private func beginUpload(_ key: String) -> Bool {
+        activity.withLock { state in
+            if state.publishing.contains(key) { return false }
+            state.inFlight[key, default: 0] += 1
+            return true
+        }
+    }
+
+    private func endUpload(_ key: String) {
+        activity.withLock { state in
+            let left = (state.inFlight[key] ?? 1) - 1
+            state.inFlight[key] = left > 0 ? left : nil
+        }
     }
 
     /// True when `path` cannot be stored under `directory` because a directory sits where the file goes, or
@@ -169,6 +205,15 @@ final class AdminService: AdminRoutes {
         guard FileStatus.isDirectory(directory) else {
             return APIError(404, "not_found", "Nothing was uploaded for pack \(pack) version \(version).").response(route: "admin_publish")
         }
+        let key = "\(pack)/\(version)"
+        let busy: String? = activity.withLock { state in
+            if (state.inFlight[key] ?? 0) > 0 { return "Uploads into this version are still in progress; publish once they have finished." }
+            if state.publishing.contains(key) { return "This version is being published already." }
+            state.publishing.insert(key)
+            return nil
+        }
+        if let busy { return APIError(409, "conflict", busy).response(route: "admin_publish") }
+        defer { activity.withLock { _ = $0.publishing.remove(key) } }
         let publisher = self.publisher
         let result: Result<PublishOutcome, PublishError> = await publishing.run {
             do throws(PublishError) { return .success(try publisher.publishStaged(request, uploadedDirectory: directory)) } catch { return .failure(error) }

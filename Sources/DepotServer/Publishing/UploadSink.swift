@@ -25,9 +25,16 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
     /// Free bytes when the upload started: what this upload writes is subtracted from it, so the check holds
     /// even where the file system reports free space lazily.
     private var freeAtStart: Int64 = -1
+    /// Counts this upload as in flight for its version (false: a publish of that version holds it), and
+    /// stops counting it. `begin` runs before the first byte is written, `end` once when the upload ends.
+    private let begin: @Sendable () -> Bool
+    private let end: @Sendable () -> Void
+    private var counted = false
 
     init(partialPath: String, finalPath: String, relativePath: String, expectedSHA256: [UInt8]?, space: any VolumeSpace,
-         volumePath: String, reserve: Int64) {
+         volumePath: String, reserve: Int64, begin: @escaping @Sendable () -> Bool = { true }, end: @escaping @Sendable () -> Void = {}) {
+        self.begin = begin
+        self.end = end
         self.partialPath = partialPath
         self.finalPath = finalPath
         self.relativePath = relativePath
@@ -42,10 +49,21 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
     /// event loop). Called before the first piece is written; nil when ready.
     private func prepare() -> APIError? {
         if fd >= 0 { return nil }
+        if failed { return APIError(500, "storage_error", "The upload failed.") }
+        if !counted {
+            guard begin() else {
+                failed = true
+                return APIError(409, "conflict", "A publish of this version is in progress; upload again once it has finished.")
+            }
+            counted = true
+        }
         do {
             try DurableFiles.makeDirectory((finalPath as NSString).deletingLastPathComponent)
         } catch {
+            let code = errno
             failed = true
+            // A concurrent upload put a file where this one needs a directory.
+            if code == ENOTDIR || code == EEXIST { return AdminService.pathConflict(relativePath) }
             return APIError(500, "storage_error", "Cannot create the staging directory: \(error)")
         }
         fd = Glibc.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -85,8 +103,17 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
         if let outcome { throw ResponseError(outcome.response(route: "admin_upload")) }
     }
 
+    /// Stops counting the upload as in flight (on `queue`), once.
+    private func stopCounting() {
+        if counted {
+            counted = false
+            end()
+        }
+    }
+
     func finish() async -> Response {
         await queue.run { [self] in
+            defer { stopCounting() }
             if let failure = prepare() { return failure.response(route: "admin_upload") }
             guard fd >= 0, !failed else { return APIError(500, "storage_error", "The upload failed.").response(route: "admin_upload") }
             let digest = hasher.finalize()
@@ -117,6 +144,7 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
         await queue.run { [self] in
             if fd >= 0 { close(fd); fd = -1 }
             unlink(partialPath)
+            stopCounting()
         }
     }
 
