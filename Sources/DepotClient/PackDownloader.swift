@@ -17,7 +17,7 @@ import FoundationNetworking
 /// 3. checks free space (before the first chunk and before every chunk) against the next chunk plus a
 ///    reserve, and stops with ``DepotClientError/insufficientSpace(required:available:)`` — before writing
 ///    anything when even the first chunk does not fit; calling ``start()`` again once space is freed resumes;
-/// 4. fetches each missing chunk, one at a time and in manifest order, with `Range: bytes=a-b` and
+/// 4. fetches the missing chunks (`parallelChunks` at a time, 4 by default, launched in manifest order) with `Range: bytes=a-b` and
 ///    `If-Range: <file ETag>`; checks its SHA-256 (a bad chunk is fetched again); writes it in place at its
 ///    offset in `<destination>/<path>`; records it in the journal (atomically). A `200` instead of `206`
 ///    means the file changed: the chunk is not spliced in, the manifest is fetched again and the file
@@ -48,7 +48,7 @@ import FoundationNetworking
 /// ```
 ///
 /// Concurrency: an `actor`; one run at a time (a second ``start()`` while running joins the first).
-/// Chunks are 1 MiB by default and held in memory one at a time.
+/// Chunks are 1 MiB by default; at most `parallelChunks` of them are held in memory at once.
 public actor PackDownloader {
     /// The pack ID.
     public nonisolated let pack: String
@@ -161,10 +161,10 @@ public actor PackDownloader {
         try await start()
     }
 
-    /// Stops the active run after the chunk in flight (at most one chunk, 1 MiB by default, is still
+    /// Stops the active run after the chunks in flight (at most `parallelChunks` chunks are still
     /// fetched and verified); ``start()`` returns ``PackDownloadOutcome/paused``. Verified chunks stay on
-    /// disk and in the journal. The request in flight is not cancelled: cancelling URLSession tasks races
-    /// inside swift-corelibs-foundation on Linux, and finishing one chunk costs little.
+    /// disk and in the journal. Requests in flight are not cancelled: cancelling URLSession tasks races
+    /// inside swift-corelibs-foundation on Linux, and finishing a few chunks costs little.
     public func pause() {
         guard current != nil, state == .active, stopRequest == nil else { return }
         stopRequest = .pause
@@ -180,7 +180,7 @@ public actor PackDownloader {
         state = .cancelled
         stopRequest = .cancel
         if let current {
-            // The run stops after the chunk in flight (its request is not cancelled; see pause()).
+            // The run stops after the chunks in flight (their requests are not cancelled; see pause()).
             _ = try? await current.task.value
         }
         removeDownloadedFiles()

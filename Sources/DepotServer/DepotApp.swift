@@ -100,6 +100,8 @@ public final class DepotApp: Sendable {
             throw ConfigurationError(option: "host", "\(error)")
         }
         counter.server = server
+        // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
+        store.onSwap { [weak server] in server?.onEachLoop { packs.syncCache(loop: $0) } }
         store.startWatching()
         return DepotApp(configuration: configuration, store: store, server: server, metrics: metrics, ledger: ledger, logger: logger)
     }

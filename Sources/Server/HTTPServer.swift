@@ -94,6 +94,14 @@ public final class HTTPServer: Sendable {
         _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
     }
 
+    /// Runs `job` on every loop's own thread, with the loop's index (per-loop state kept by the responder).
+    public func onEachLoop(_ job: @escaping @Sendable (Int) -> Void) {
+        for loop in loops {
+            let index = loop.index
+            loop.execute { job(index) }
+        }
+    }
+
     /// Open client connections.
     public var openConnections: Int { core.openConnections.load(ordering: .relaxed) }
 

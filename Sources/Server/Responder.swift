@@ -11,7 +11,8 @@ public struct RequestContext: Sendable {
 /// A response now, or one computed off the event loop.
 public enum Reply: Sendable {
     case response(Response)
-    /// Runs as a Swift task; must not block the cooperative pool (bridge blocking work to a queue).
+    /// Runs as a Swift task on the engine's `WorkerPool` executor, off the loops; long blocking work still
+    /// belongs on a queue of its own (the pool has few threads).
     case later(@Sendable () async -> Response)
 }
 

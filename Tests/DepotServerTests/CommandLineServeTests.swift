@@ -253,7 +253,7 @@ final class ServeProcess: @unchecked Sendable {
         let tree = try Self.sampleTree()
         try await withDepot { running in
             let result = try await Self.runBounded(["serve", "--port", String(running.port)] + Self.quiet, in: tree.path)
-            // Every listening socket sets SO_REUSEPORT; a probe bind without it keeps a second server off a port in use.
+            // One listening socket without SO_REUSEPORT: a second server on a port in use fails to bind.
             #expect(!result.stdout.contains("listening"), "\(result.stdout)")
             #expect(result.status > 0)
             let lines = result.stderr.split(separator: "\n")

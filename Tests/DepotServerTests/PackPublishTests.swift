@@ -132,6 +132,35 @@ extension PackPublishTests {
     }
 }
 
+extension PackPublishTests {
+    /// Descriptors this process holds on files named `name` under `directory` (from /proc/self/fd; a pruned
+    /// file shows where prune moved it, with " (deleted)").
+    static func openDescriptors(named name: String, under directory: String) -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+            .filter { $0.hasPrefix(directory) && ($0.hasSuffix("/" + name) || $0.hasSuffix("/" + name + " (deleted)")) }
+    }
+
+    /// After a prune, every loop closes the files it opened from the pruned version at once, including a loop
+    /// that sees no more pack requests (else the disk space is not freed).
+    @Test func pruneReleasesTheFilesIdleLoopsHeldOpen() async throws {
+        try await PackFixture.with(extraFiles: [:]) { fixture in
+            let content = fixture.depot.contentDirectory
+            try PackFixture.publish(["other.bin": [1, 2, 3]], into: fixture.depot, at: PackFixture.publishTime + 10)
+            // Version 1 served on each loop (connections are handed out round-robin), so each loop caches it open.
+            for _ in 0..<4 { #expect(try fixture.request(fixture.fileURL("range.bin", version: 1)).status == 200) }
+            #expect(!Self.openDescriptors(named: "range.bin", under: content).isEmpty, "the loops keep served files open")
+            let paths = DepotPaths(catalogDirectory: fixture.depot.catalogDirectory, contentDirectory: fixture.depot.contentDirectory,
+                                   dataDirectory: fixture.depot.dataDirectory)
+            #expect(try Publisher(paths: paths).prune(keep: 1).contains("testpack/1"))
+            #expect(fixture.depot.app.reloadCatalog())
+            // No pack request follows: the loops drop the files by themselves.
+            #expect(try await eventually(within: 5) { Self.openDescriptors(named: "range.bin", under: content).isEmpty },
+                    "\(Self.openDescriptors(named: "range.bin", under: content))")
+        }
+    }
+}
+
 /// Byte search in raw responses.
 enum RawBytes {
     static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {

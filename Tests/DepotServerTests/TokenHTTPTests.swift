@@ -239,11 +239,29 @@ import Testing
 
     /// `PackRoutes` on its own, with an injected access checker and clock.
     static func routes(_ fixture: PackFixture, access: any AccessChecker, now: Int64) -> PackRoutes {
+        routes(fixture, access: access, clock: { now })
+    }
+
+    static func routes(_ fixture: PackFixture, access: any AccessChecker, clock: @escaping @Sendable () -> Int64) -> PackRoutes {
         let paths = DepotPaths(catalogDirectory: fixture.depot.catalogDirectory, contentDirectory: fixture.depot.contentDirectory,
                                dataDirectory: fixture.depot.dataDirectory)
         let store = CatalogStore(paths: paths, cacheControl: "no-cache", logger: Logger(output: LogOutput(capturing: true)))
         #expect(store.reload() == nil)
-        return PackRoutes(store: store, tokens: fixture.authority, access: access, now: { now })
+        return PackRoutes(store: store, tokens: fixture.authority, access: access, now: clock)
+    }
+
+    /// A token whose signature a loop has already checked (and cached) still expires on time.
+    @Test func aCachedTokenStillExpires() async throws {
+        let fixture = try await PackFixture.shared.value
+        let start: Int64 = 1_900_000_000
+        let clock = Atomic<Int64>(start)
+        let routes = Self.routes(fixture, access: AllowAllAccess(), clock: { clock.load(ordering: .relaxed) })
+        let token = fixture.token(expires: start + 60)
+        let target = "/v1/packs/testpack/1/files/range.bin"
+        #expect(try Self.respond(routes, target, token: token).status == 200)
+        #expect(try Self.respond(routes, target, token: token).status == 200)   // now from the loop's cache
+        clock.store(start + 60, ordering: .relaxed)
+        #expect(try Self.respond(routes, target, token: token).status == 401)
     }
 
     static func respond(_ routes: PackRoutes, _ target: String, token: String) throws -> Response {

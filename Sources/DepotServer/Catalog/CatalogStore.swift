@@ -45,6 +45,10 @@ public final class CatalogStore: Sendable {
     }
 
     private let reloading = Mutex<Void>(())
+    private let swapHandler = Mutex<(@Sendable () -> Void)?>(nil)
+
+    /// Called after every swap (on the reloading thread), e.g. to let each loop drop what it kept of the old snapshot.
+    func onSwap(_ handler: @escaping @Sendable () -> Void) { swapHandler.withLock { $0 = handler } }
     private let lastSwap = Mutex<Date?>(nil)
 
     /// When a snapshot was last swapped in (tests measure the reload latency from the server's side).
@@ -62,6 +66,7 @@ public final class CatalogStore: Sendable {
             }
             generation.add(1, ordering: .releasing)
             lastSwap.withLock { $0 = Date() }
+            swapHandler.withLock { $0 }?()
             for warning in snapshot.warnings where !(previous?.warnings.contains(warning) ?? false) {
                 logger.warning("content: \(warning)")
             }
@@ -92,7 +97,7 @@ public final class CatalogStore: Sendable {
     func startWatching() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
-            // As urgent as the event loops (a publish must show within 2 s), and nearly always asleep.
+            // Above the rest of the process (a publish must show within 2 s even under load), and nearly always asleep.
             _ = clinux_set_thread_nice(-5)
             let notifications = clinux_inotify_open()
             defer { if notifications >= 0 { close(notifications) } }

@@ -30,6 +30,12 @@ struct PackRoutes: Sendable {
         case file(pack: String, version: Int, path: String)
     }
 
+    /// Drops loop `loop`'s open files of an older snapshot at once (called on that loop after a swap), so a
+    /// loop without pack traffic does not hold pruned files open.
+    func syncCache(loop: Int) {
+        caches[loop % caches.count].syncGeneration(store.generation.load(ordering: .acquiring))
+    }
+
     /// `segments` are the decoded path segments after `/v1/packs`.
     func respond(to head: RequestHead, segments: ArraySlice<String>, target: RequestTarget, loop: Int = 0) -> Response {
         let cache = caches[loop % caches.count]
