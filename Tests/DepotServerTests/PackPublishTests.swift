@@ -148,8 +148,12 @@ extension PackPublishTests {
             let content = fixture.depot.contentDirectory
             try PackFixture.publish(["other.bin": [1, 2, 3]], into: fixture.depot, at: PackFixture.publishTime + 10)
             // Version 1 served on each loop (connections are handed out round-robin), so each loop caches it open.
-            for _ in 0..<4 { #expect(try fixture.request(fixture.fileURL("range.bin", version: 1)).status == 200) }
-            #expect(!Self.openDescriptors(named: "range.bin", under: content).isEmpty, "the loops keep served files open")
+            // The watcher may still swap in the publish meanwhile (which drops them): serve again until they stay.
+            let cached = try await eventually(within: 5) {
+                for _ in 0..<4 where try fixture.request(fixture.fileURL("range.bin", version: 1)).status != 200 { return false }
+                return !Self.openDescriptors(named: "range.bin", under: content).isEmpty
+            }
+            #expect(cached, "the loops keep served files open")
             let paths = DepotPaths(catalogDirectory: fixture.depot.catalogDirectory, contentDirectory: fixture.depot.contentDirectory,
                                    dataDirectory: fixture.depot.dataDirectory)
             #expect(try Publisher(paths: paths).prune(keep: 1).contains("testpack/1"))
