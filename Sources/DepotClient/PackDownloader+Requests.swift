@@ -93,11 +93,22 @@ extension PackDownloader {
     func authorized(_ make: (String) throws -> URLRequest) async throws -> HTTPAnswer {
         var renewals = 0
         while true {
-            let answer = try await transport.send(try make(token))
+            let sent = token
+            let answer = try await transport.send(try make(sent))
             guard answer.status == 401, ServerErrorBody(answer.body).code == "token_expired" else { return answer }
+            // Another chunk in flight renewed the token meanwhile: send again with it.
+            if token != sent { continue }
             guard let renewToken, renewals < options.tokenRenewals else { throw DepotClientError.tokenExpired }
             renewals += 1
-            token = try await renewToken()
+            // Chunks in flight share one renewal (one receipt validation, not one per chunk).
+            if let pending = renewal {
+                _ = try await pending.value
+                continue
+            }
+            let task = Task { try await renewToken() }
+            renewal = task
+            defer { renewal = nil }
+            token = try await task.value
             emit(.tokenRenewed)
         }
     }

@@ -75,6 +75,8 @@ public actor PackDownloader {
     let store: PackFileStore
     let manifestPath: String
     let renewToken: (@Sendable () async throws -> String)?
+    /// The token renewal under way, which chunks in flight wait for instead of starting their own.
+    var renewal: Task<String, any Error>?
 
     var journal: DownloadJournal?
     var journalLoaded = false

@@ -85,6 +85,29 @@ import Testing
         fixture.expectInstalled()
     }
 
+    /// With several chunks in flight when the token expires, they share one renewal (one receipt validation).
+    @Test func chunksInFlightShareOneRenewal() async throws {
+        let fixture = PackFixture()
+        defer { fixture.close() }
+        let renewals = Mutex(0)
+        fixture.server.update { state in
+            state.chunkHook = { [server = fixture.server] ordinal, _ in
+                if ordinal == 2 { server.update { $0.expiredTokens.insert("t1"); $0.acceptedTokens.insert("t2") } }
+                return nil
+            }
+        }
+        let downloader = fixture.downloader(parallel: 4, renewToken: {
+            renewals.withLock { $0 += 1 }
+            try await Task.sleep(for: .milliseconds(50))   // the other chunks get their 401 meanwhile
+            return "t2"
+        })
+        _ = try await downloader.start()
+        #expect(renewals.withLock { $0 } == 1)
+        #expect(fixture.server.chunkRequests.filter { $0.header("Authorization") == "Bearer t1" }.count > 2,
+                "several chunks were in flight with the old token")
+        fixture.expectInstalled()
+    }
+
     @Test func anExpiredTokenWithoutRenewalFails() async throws {
         let fixture = PackFixture()
         defer { fixture.close() }

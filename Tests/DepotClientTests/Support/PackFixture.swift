@@ -34,10 +34,10 @@ struct PackFixture {
     }
 
     /// A fresh downloader (as a new process would make) for the same destination.
-    func downloader(token: String = "t1", verifyOnResume: Bool = true, reserve: SpaceReserve = .none,
+    func downloader(token: String = "t1", verifyOnResume: Bool = true, reserve: SpaceReserve = .none, parallel: Int = 1,
                     renewToken: (@Sendable () async throws -> String)? = nil) -> PackDownloader {
         PackDownloader(client: client, pack: "level2", token: token, destination: destination,
-                       options: options(verifyOnResume: verifyOnResume, reserve: reserve), renewToken: renewToken)
+                       options: options(verifyOnResume: verifyOnResume, reserve: reserve, parallel: parallel), renewToken: renewToken)
     }
 
     func close() {
