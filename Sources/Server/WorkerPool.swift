@@ -16,9 +16,10 @@ public final class WorkerPool: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
     private var head = 0
 
-    public init(threads: Int) {
+    /// Only `shared` exists: its threads run for the life of the process and keep the pool alive.
+    private init(threads: Int) {
         for i in 0..<threads {
-            let thread = Thread { [unowned self] in self.work() }
+            let thread = Thread { self.work() }
             thread.name = "depot-worker-\(i)"
             thread.stackSize = 1 << 20
             thread.start()
