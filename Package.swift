@@ -64,3 +64,12 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Imports are explicit and existentials spelled out, on every Swift target.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("InternalImportsByDefault"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("ExistentialAny"),
+    ]
+}

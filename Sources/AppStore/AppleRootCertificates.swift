@@ -1,4 +1,4 @@
-import DepotCrypto
+public import DepotCrypto
 import Foundation
 
 /// Apple's public root certificates for App Store signed data.

@@ -1,8 +1,8 @@
-import DepotCore
+public import DepotCore
 import DepotCrypto
-import Foundation
+public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 import Synchronization
 

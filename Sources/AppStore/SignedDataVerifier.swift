@@ -1,6 +1,6 @@
-import DepotCore
-import DepotCrypto
-import Foundation
+public import DepotCore
+public import DepotCrypto
+public import Foundation
 
 /// Verifies App Store signed data: StoreKit 2 signed transactions and renewal infos, and App Store
 /// Server Notification V2 `signedPayload`s (spec §4.2 `transactions`, §4.5).

@@ -1,6 +1,6 @@
-import DepotCore
-import DepotCrypto
-import Foundation
+public import DepotCore
+public import DepotCrypto
+public import Foundation
 
 /// A signed payload that passed every check of its kind, before it is decoded into a model.
 public struct VerifiedSignedData: Sendable {

@@ -1,5 +1,5 @@
-import DepotCrypto
-import Foundation
+public import DepotCrypto
+public import Foundation
 
 /// A throw-away App Store signing PKI for the simulated App Store: a self-signed root, an
 /// intermediate and a signing leaf, all EC P-256, shaped like Apple's (marker extensions, CA

@@ -1,5 +1,5 @@
 import DepotCrypto
-import Foundation
+public import Foundation
 
 /// Signs App Store payloads the way the App Store does: a compact JWS with header
 /// `{"alg":"ES256","x5c":[leaf, intermediate, root]}` and a raw `R‖S` ES256 signature

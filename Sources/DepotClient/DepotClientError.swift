@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Everything that can go wrong talking to a Depot server or downloading a pack.
 ///

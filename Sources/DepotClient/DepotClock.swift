@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The two clocks the client reads, injectable so tests control time.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A pack the server released for a validated purchase (spec §4.2), with its download token.
 ///

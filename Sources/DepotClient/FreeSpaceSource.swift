@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Tells how many bytes can still be written on the volume of a destination. Injectable so an app (or a
 /// test) decides what "free" means.

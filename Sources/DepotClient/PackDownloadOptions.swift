@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Tuning and injected dependencies of a ``PackDownloader``.
 public struct PackDownloadOptions: Sendable {

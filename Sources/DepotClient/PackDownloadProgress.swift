@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// How far a pack download is, in the terms of StoreKit's `SKDownload`: ``progress`` (0...1) and
 /// ``timeRemaining``, plus bytes and rate.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// `GET /products_v2.json` (spec §4.1): the live products with their types, texts and packs.
 public struct ProductListV2: Sendable, Equatable, Decodable {

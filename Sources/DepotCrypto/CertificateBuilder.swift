@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Issues X.509 v3 certificates signed with an EC P-256 key (ECDSA with SHA-256), for test PKIs
 /// such as the simulated App Store's root → intermediate → leaf.

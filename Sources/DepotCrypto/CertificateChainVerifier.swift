@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// Validates a certificate chain up to configured trust anchors with libcrypto's
 /// `X509_verify_cert` (RFC 5280 §6 path validation: signatures, validity at a chosen time,

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// A chain that validated: leaf first, trust anchor last.
 public struct VerifiedChain: Sendable {

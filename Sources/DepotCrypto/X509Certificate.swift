@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+public import Foundation
 
 /// An X.509 certificate (RFC 5280), parsed by libcrypto.
 ///

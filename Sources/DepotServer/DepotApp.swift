@@ -3,7 +3,7 @@ import DepotCore
 import DepotCrypto
 import Foundation
 import Ledger
-import Server
+public import Server
 
 /// A running Depot: configuration, catalog store, ledger and HTTP server composed together.
 public final class DepotApp: Sendable {

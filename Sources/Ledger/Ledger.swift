@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+public import Foundation
 
 /// The durable record of validated purchases, account bindings, revocations and processed notifications,
 /// kept in one SQLite file (`<data>/ledger.sqlite`, spec §2.3).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One validated App Store transaction, as the ledger stores it.
 ///

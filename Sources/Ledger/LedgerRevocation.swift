@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A refund or revocation of one transaction, taken from an App Store Server Notification.
 public struct LedgerRevocation: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import HTTP
+public import HTTP
 
 /// What the server needs to know about where a request came from.
 public struct RequestContext: Sendable {

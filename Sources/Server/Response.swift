@@ -1,5 +1,6 @@
 import Glibc
-import HTTP
+public import HTTP
+import CLinux
 
 /// An open file shared by the responses that send parts of it; closed when the last one is done.
 public final class OpenFile: Sendable {

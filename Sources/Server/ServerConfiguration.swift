@@ -1,4 +1,4 @@
-import HTTP
+public import HTTP
 
 /// How the engine listens and how patient it is.
 public struct ServerConfiguration: Sendable {

@@ -6,7 +6,12 @@ public struct SystemError: Error, CustomStringConvertible, Sendable {
     public let call: String
     public let errno: Int32
 
-    public init(_ call: String, errno: Int32 = Glibc.errno) {
+    /// A failure of `call`, with the calling thread's current `errno`.
+    public init(_ call: String) {
+        self.init(call, errno: Glibc.errno)
+    }
+
+    public init(_ call: String, errno: Int32) {
         self.call = call
         self.errno = errno
     }

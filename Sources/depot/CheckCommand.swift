@@ -1,5 +1,6 @@
 import DepotServer
 import Foundation
+import DepotCore
 
 /// `depot check`: validates the catalog and content, prints every problem, exit 1 if any.
 enum CheckCommand: Command {

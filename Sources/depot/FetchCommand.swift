@@ -2,6 +2,7 @@ import CLinux
 import DepotClient
 import DepotServer
 import Foundation
+import FoundationNetworking
 
 /// `depot fetch`: the reference client on the command line (spec §5).
 enum FetchCommand: Command {

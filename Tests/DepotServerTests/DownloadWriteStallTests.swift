@@ -5,6 +5,7 @@ import DepotTestSupport
 import Foundation
 import Glibc
 import Testing
+import Server
 
 /// spec §3 `--write-timeout`, http-decisions.md "a write stall timeout for downloads that stop reading": a client
 /// that stops reading is cut off once no progress was made for the timeout; a slow but steady reader is not,

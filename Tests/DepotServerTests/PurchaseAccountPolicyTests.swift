@@ -2,6 +2,7 @@ import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing
+import AppStoreSimulator
 
 /// A purchase presented by a second app account, under each `--account-policy` (spec §3, §4.2, §4.3),
 /// and restoring on a new device.

@@ -2,6 +2,7 @@ import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing
+import AppStoreSimulator
 
 /// What `POST /v1/receipts` does with bodies it cannot use (spec §4.2 errors, §7): a clear `4xx`, Apple is
 /// never asked, and the server keeps serving.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Runs a program to completion and captures its output (for CLI tests and `curl`).
 public struct ProcessResult: Sendable {

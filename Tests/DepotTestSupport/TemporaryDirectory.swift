@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A directory under the system temporary directory, removed when the value is released.
 public final class TemporaryDirectory: @unchecked Sendable {

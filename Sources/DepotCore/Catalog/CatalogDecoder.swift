@@ -103,7 +103,7 @@ public enum CatalogDecoder {
         return Array(out.utf8)
     }
 
-    private static func reason(_ error: Error) -> String {
+    private static func reason(_ error: any Error) -> String {
         let ns = error as NSError
         if let detail = ns.userInfo["NSDebugDescription"] as? String { return detail }
         return ns.localizedDescription

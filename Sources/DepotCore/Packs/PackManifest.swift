@@ -113,7 +113,7 @@ public struct PackManifest: Sendable, Equatable, Codable {
         }
     }
 
-    private static func describe(_ error: Error) -> String {
+    private static func describe(_ error: any Error) -> String {
         switch error {
         case DecodingError.keyNotFound(let key, let context):
             return "missing \(Self.path(context.codingPath + [key]))"

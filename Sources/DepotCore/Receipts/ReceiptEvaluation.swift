@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A validated receipt's purchases judged against the configured bundle ID and a given "now".
 ///

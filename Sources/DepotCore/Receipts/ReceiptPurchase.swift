@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// One in-app purchase from a `verifyReceipt` response (`receipt.in_app`, `latest_receipt_info`, or an
 /// iOS 6-style `receipt`), with typed dates.

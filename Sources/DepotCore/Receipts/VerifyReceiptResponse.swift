@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Apple's legacy `verifyReceipt` answer, read from the raw response bytes.
 ///

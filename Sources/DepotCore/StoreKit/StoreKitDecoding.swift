@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 extension Date {
     /// A date from App Store milliseconds since 1970 (whole or fractional, e.g. Xcode's

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The payload of an App Store Server Notification V2 (`signedPayload`, a
 /// `ResponseBodyV2DecodedPayload`).

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The payload of a StoreKit 2 signed renewal info (`JWSRenewalInfoDecodedPayload`). It carries no
 /// bundle ID; apart from `environment` and `signedDate` every field is optional.

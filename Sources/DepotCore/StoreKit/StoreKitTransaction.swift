@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The payload of a StoreKit 2 signed transaction (`JWSTransactionDecodedPayload`), decoded from
 /// JSON after its signature was verified. Times are App Store milliseconds (whole or fractional)

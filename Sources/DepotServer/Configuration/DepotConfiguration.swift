@@ -1,5 +1,5 @@
 import DepotCore
-import Foundation
+public import Foundation
 
 /// Everything `depot serve` can be told (spec §3), validated.
 public struct DepotConfiguration: Sendable {

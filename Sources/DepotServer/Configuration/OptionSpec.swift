@@ -1,3 +1,4 @@
+import Foundation
 /// One command-line option: `--kebab-case` flag and `DEPOT_UPPER_SNAKE` environment variable (spec §3).
 public struct OptionSpec: Sendable {
     public let name: String

@@ -1,4 +1,4 @@
-import DepotCore
+public import DepotCore
 import DepotCrypto
 import Foundation
 import Glibc

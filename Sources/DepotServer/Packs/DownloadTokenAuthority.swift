@@ -1,5 +1,6 @@
 import DepotCore
 import DepotCrypto
+import HTTP
 
 /// Why a token was refused (spec §4.3).
 enum TokenRejection: Error, Equatable {

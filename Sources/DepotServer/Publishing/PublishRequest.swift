@@ -1,4 +1,4 @@
-import DepotCore
+public import DepotCore
 
 /// What to publish: the product fields of spec §2.1 and where the files are.
 public struct PublishRequest: Sendable {

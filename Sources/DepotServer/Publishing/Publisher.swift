@@ -1,6 +1,6 @@
 import DepotCore
 import DepotCrypto
-import Foundation
+public import Foundation
 import Glibc
 
 /// Publishes pack versions and edits the catalog, crash-safely (spec §5, issue 5).

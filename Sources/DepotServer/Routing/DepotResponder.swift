@@ -1,6 +1,7 @@
 import DepotCore
 import HTTP
 import Server
+import Synchronization
 
 /// The application's routes (spec §4), dispatched on the event loops.
 final class DepotResponder: Responder {

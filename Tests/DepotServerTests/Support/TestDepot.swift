@@ -1,6 +1,8 @@
 import DepotServer
 import DepotTestSupport
 import Foundation
+import AppStoreSimulator
+import Server
 
 /// A Depot server running in-process on a free loopback port, over a private copy of the sample
 /// `catalog/` and `content/` (or an empty tree), with its own data directory.
