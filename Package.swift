@@ -20,6 +20,11 @@ let package = Package(
 
         // Sans-I/O HTTP/1.1.
         .target(name: "HTTP"),
+        // Linux facilities behind Swift faces: directory watching (inotify), volume space (statvfs),
+        // thread priority, heap tuning. With `Server`, the only module that may import `CLinux`.
+        .target(name: "Platform", dependencies: ["CLinux"]),
+        // Options and commands declared once: flags, environment, `--help`, the README's table.
+        .target(name: "ArgumentParsing"),
         // The epoll engine.
         .target(name: "Server", dependencies: ["HTTP", "CLinux"]),
         // The domain, free of I/O.
@@ -32,24 +37,33 @@ let package = Package(
         .target(name: "Ledger", dependencies: ["CSQLite"]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
         .target(name: "DepotServer", dependencies: [
-            "HTTP", "Server", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "CLinux",
+            "HTTP", "Server", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "Platform", "ArgumentParsing",
         ]),
         // A simulated App Store for tests and `depot demo`.
         .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto"]),
         // The client library (Foundation only; builds for iOS/macOS too).
         .target(name: "DepotClient"),
-        .executableTarget(name: "depot", dependencies: [
-            "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto", "CLinux",
+        // The commands of `depot` (a library, so the test publisher can run `publish` with injected hooks).
+        .target(name: "DepotCommands", dependencies: [
+            "ArgumentParsing", "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto", "Platform",
         ]),
+        .executableTarget(name: "depot", dependencies: ["DepotCommands"]),
 
         // Benchmark helpers (run by the scripts in Tests/Benchmarks, release build).
         .executableTarget(name: "depot-bench", dependencies: ["AppStore", "AppStoreSimulator", "DepotCore", "DepotCrypto"],
                           path: "Tests/Benchmarks/DepotBench"),
 
+        // `depot publish` with a crash point or a fixed free space, for the crash-safety and full-disk tests
+        // (the production `depot` reads no test hook).
+        .executableTarget(name: "depot-test-publisher", dependencies: ["ArgumentParsing", "DepotCommands", "Platform"],
+                          path: "Tests/TestPublisher"),
+
         // Shared by the test targets: raw sockets, temporary trees, child processes.
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
 
         .testTarget(name: "HTTPTests", dependencies: ["HTTP"]),
+        .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "DepotTestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "DepotTestSupport"]),
         .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
@@ -58,8 +72,8 @@ let package = Package(
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
         .testTarget(name: "DepotClientTests", dependencies: ["DepotClient"]),
         .testTarget(name: "DepotServerTests", dependencies: [
-            "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "DepotTestSupport",
-            "DepotCore", "DepotCrypto", "Ledger",
+            "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",
+            "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform",
         ]),
     ],
     swiftLanguageModes: [.v6]

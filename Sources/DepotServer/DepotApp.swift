@@ -1,8 +1,10 @@
+import ArgumentParsing
 import AppStore
 import DepotCore
 import DepotCrypto
 import Foundation
 import Ledger
+public import Platform
 public import Server
 
 /// A running Depot: configuration, catalog store, ledger and HTTP server composed together.
@@ -22,7 +24,7 @@ public final class DepotApp: Sendable {
 
     /// Validates the configuration, loads the catalog and starts serving.
     /// Throws `ConfigurationError` naming the option for anything unusable.
-    /// `volumeSpace` answers free-space questions for publishing and uploads (tests inject a small volume).
+    /// `volumeSpace` answers free-space questions for publishing, uploads and `/healthz` (tests inject a small volume).
     public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger(),
                              volumeSpace: any VolumeSpace = SystemVolumeSpace()) async throws -> DepotApp {
         let paths = configuration.paths
@@ -67,7 +69,7 @@ public final class DepotApp: Sendable {
         let access = LedgerAccess(ledger: ledger)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
                                loops: loops)
-        let operations = OperationRoutes(store: store, metrics: metrics, paths: paths,
+        let operations = OperationRoutes(store: store, metrics: metrics, paths: paths, space: volumeSpace,
                                          ledgerWritable: { await ledger.checkWritable() })
         let receiptVerifier = ReceiptVerifier(
             configuration: ReceiptVerifierConfiguration(productionURL: configuration.appleVerifyURL, sandboxURL: configuration.appleSandboxVerifyURL,
@@ -77,7 +79,7 @@ public final class DepotApp: Sendable {
             executor: WorkerPool.shared)
         let signedData = SignedDataVerifier(trustedRoots: roots, bundleID: configuration.bundleID, allowSandbox: configuration.allowSandbox)
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, tokens: tokens,
-                                        tokenTTL: configuration.tokenTTL, policy: AccountPolicy(rawValue: configuration.accountPolicy) ?? .transfer,
+                                        tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
         let admin = configuration.adminToken.map {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger)
@@ -88,7 +90,7 @@ public final class DepotApp: Sendable {
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
             idleTimeoutMilliseconds: UInt64(configuration.idleTimeout * 1000),
             writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000))
-        let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog ? logger : nil)
+        let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog.isOn ? logger : nil)
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: serverConfiguration, responder: responder, observer: observer)

@@ -1,7 +1,9 @@
+import ArgumentParsing
 import DepotCore
 import DepotTestSupport
 import Foundation
 import HTTP
+import Platform
 import Testing
 @testable import DepotServer
 
@@ -36,6 +38,16 @@ import Testing
             // Never cached.
             #expect(response.header("Cache-Control") == "no-store")
         }
+    }
+
+    /// The disk figures come from the server's `VolumeSpace`, like the publisher's space checks.
+    @Test func healthzDiskFiguresComeFromTheVolume() async throws {
+        let depot = try await TestDepot.start(volumeSpace: FixedVolumeSpace(free: 123_456_789, total: 1 << 40))
+        defer { Task { await depot.stop() } }
+        let response = try await depot.send("GET", "/healthz")
+        let disk = try #require(try Self.object(response)["disk"] as? [String: Any])
+        #expect(disk["contentFreeBytes"] as? Int64 == 123_456_789)
+        #expect(disk["dataFreeBytes"] as? Int64 == 123_456_789)
     }
 
     @Test func healthzCountsLiveProductsOnly() async throws {
@@ -153,7 +165,7 @@ import Testing
     }
 
     @Test func accessLogOff() async throws {
-        try await withDepot(configure: { $0.accessLog = false }) { depot in
+        try await withDepot(configure: { $0.accessLog = .off }) { depot in
             _ = try await depot.send("GET", "/products_v1.json")
             _ = try await depot.send("GET", "/nope")
             // Wait for something that is recorded at the same point as the access log: the metrics.

@@ -1,3 +1,4 @@
+import Platform
 import DepotCore
 import DepotTestSupport
 import Foundation

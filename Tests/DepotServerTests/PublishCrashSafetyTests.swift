@@ -30,12 +30,13 @@ struct PublishCrashSafetyTests {
             let tree = TemporaryDirectory("crash")
             let copy = try ProcessRunner.run("/bin/cp", ["-a", template.path + "/catalog", template.path + "/content", tree.path])
             #expect(copy.status == 0)
-            let result = try ProcessRunner.run(ProcessRunner.depotExecutable, [
-                "publish", "--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
+            // The real publish command, killed by SIGKILL after the step-th durable file operation.
+            let result = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
+                "--crash-at", String(step), "--", "--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
                 "--title", "Level 2: Glacier", "--chunk-size", "4096",
                 "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", source + "/stages.bin", source + "/art",
                 source + "/README.txt",
-            ], environment: ["DEPOT_TEST_CRASH_AT": String(step)])
+            ])
             let finished = result.status == 0
             if !finished {
                 // Killed by SIGKILL at the step (Foundation reports the signal number as the status).
@@ -78,13 +79,13 @@ struct PublishCrashSafetyTests {
         let tree = TemporaryDirectory("crash-staging")
         try TestDepot.copySample(into: tree.path)
         let source = Self.makeSource(in: tree)
-        let arguments = ["publish", "--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
+        let arguments = ["--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
                          "--title", "Level 2: Glacier", "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", source]
-        let crashed = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments, environment: ["DEPOT_TEST_CRASH_AT": "2"])
+        let crashed = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, ["--crash-at", "2", "--"] + arguments)
         #expect(crashed.status == 9)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: tree.path + "/content/.staging").filter { $0.hasPrefix("publish-") }
         #expect(leftovers.count == 1)
-        let done = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
+        let done = try ProcessRunner.run(ProcessRunner.depotExecutable, ["publish"] + arguments)
         #expect(done.status == 0, "\(done.stderr)")
         let after = try FileManager.default.contentsOfDirectory(atPath: tree.path + "/content/.staging").filter { $0.hasPrefix("publish-") }
         #expect(after.isEmpty)

@@ -1,3 +1,4 @@
+import Platform
 import DepotCore
 @testable import DepotServer
 import DepotTestSupport
@@ -31,10 +32,11 @@ struct PublishSpaceAndAdminTests {
         tree.write("source/big.bin", [UInt8](repeating: 7, count: 200_000))
         let before = Self.liveTree(tree.path + "/content")
         let catalogBefore = tree.read("catalog/products.json")
-        let result = try ProcessRunner.run(ProcessRunner.depotExecutable, [
-            "publish", "--pack", "level9", "--product", "com.example.depot.level9", "--type", "non-consumable", "--title", "Nine",
+        // The real publish command on a volume that reports 100,000 bytes free.
+        let result = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
+            "--free-bytes", "100000", "--", "--pack", "level9", "--product", "com.example.depot.level9", "--type", "non-consumable", "--title", "Nine",
             "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", tree.path + "/source",
-        ], environment: ["DEPOT_TEST_FREE_BYTES": "100000"])
+        ])
         #expect(result.status == 1)
         #expect(result.stderr.contains("bytes required"))
         #expect(result.stderr.contains("100000 bytes free"))

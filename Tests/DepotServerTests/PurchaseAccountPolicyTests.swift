@@ -1,3 +1,4 @@
+import Ledger
 import DepotServer
 import DepotTestSupport
 import Foundation
@@ -8,23 +9,23 @@ import AppStoreSimulator
 /// and restoring on a new device.
 @Suite struct PurchaseAccountPolicyTests {
     struct Policy: Sendable, CustomTestStringConvertible {
-        var name: String
+        var policy: AccountPolicy
         /// Whether the second account is granted the pack.
         var secondGranted: Bool
         /// Whether the first account's token still opens the pack afterwards.
         var firstTokenWorks: Bool
-        var testDescription: String { name }
+        var testDescription: String { policy.rawValue }
     }
 
     static let policies: [Policy] = [
-        Policy(name: "transfer", secondGranted: true, firstTokenWorks: false),
-        Policy(name: "first", secondGranted: false, firstTokenWorks: true),
-        Policy(name: "shared", secondGranted: true, firstTokenWorks: true),
+        Policy(policy: .transfer, secondGranted: true, firstTokenWorks: false),
+        Policy(policy: .first, secondGranted: false, firstTokenWorks: true),
+        Policy(policy: .shared, secondGranted: true, firstTokenWorks: true),
     ]
 
     @Test(arguments: policies)
     func secondAccount(_ policy: Policy) async throws {
-        try await PurchaseFixture.run(configure: { $0.accountPolicy = policy.name }) { fixture in
+        try await PurchaseFixture.run(configure: { $0.accountPolicy = policy.policy }) { fixture in
             let purchase = PurchaseFixture.purchase()
             let receipt = fixture.apple.issueReceipt([purchase])
 
@@ -65,7 +66,7 @@ import AppStoreSimulator
     /// Under `transfer`, the account that lost the purchase gets it back by presenting it again, and the
     /// other account's token stops working.
     @Test func transferGoesToTheNewestPresenter() async throws {
-        try await PurchaseFixture.run(configure: { $0.accountPolicy = "transfer" }) { fixture in
+        try await PurchaseFixture.run(configure: { $0.accountPolicy = .transfer }) { fixture in
             let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()])
             let a = try #require(try await fixture.postReceipt(receipt, account: "account-a").token)
             let b = try #require(try await fixture.postReceipt(receipt, account: "account-b").token)

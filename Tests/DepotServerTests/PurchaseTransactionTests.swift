@@ -1,3 +1,4 @@
+import ArgumentParsing
 import AppStoreSimulator
 import DepotCore
 import DepotServer

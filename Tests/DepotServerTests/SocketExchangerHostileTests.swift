@@ -1,4 +1,4 @@
-@testable import depot
+import DepotCommands
 import DepotClient
 import Foundation
 #if canImport(FoundationNetworking)

@@ -50,15 +50,21 @@ public enum ProcessRunner {
     }
 
     /// The `depot` executable built next to the test bundle.
-    public static var depotExecutable: String {
+    public static var depotExecutable: String { builtExecutable("depot") }
+
+    /// `depot-test-publisher` (`depot publish` with a crash point or a fixed free space), built next to `depot`.
+    public static var testPublisherExecutable: String { builtExecutable("depot-test-publisher") }
+
+    /// An executable product of this package, built next to the test bundle.
+    public static func builtExecutable(_ name: String) -> String {
         var directory = Bundle.main.bundleURL
         for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("depot").path
+            let candidate = directory.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
         // swift test runs the xctest bundle from .build/<triple>/debug.
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/depot").path
+            .deletingLastPathComponent().appendingPathComponent(".build/debug/" + name).path
     }
 }

@@ -1,13 +1,13 @@
-import CLinux
 import DepotCore
 import Foundation
-import Glibc
+import Platform
 import Synchronization
 
 /// Holds the current snapshot and replaces it when the files change (hot reload, spec §4.1, issue 5).
 ///
-/// A background thread polls the catalog and content directories (cheap `stat`/`readdir` calls) every
-/// `pollInterval`; on a change it builds a new snapshot off the event loops and swaps it in atomically.
+/// A ``DirectoryWatcher`` wakes on inotify events in the catalog, content and pack directories, and at least
+/// every `pollInterval`, and compares cheap `stat`/`readdir` fingerprints; on a change the store builds a new
+/// snapshot off the event loops and swaps it in atomically.
 /// A snapshot that fails to build never replaces a good one: the failure is logged and kept for `/healthz`.
 public final class CatalogStore: Sendable {
     let paths: DepotPaths
@@ -15,14 +15,14 @@ public final class CatalogStore: Sendable {
     let logger: Logger
     let manifestCache = ManifestCache()
     private let state = Mutex<(snapshot: DepotSnapshot?, failure: CatalogProblems?, fingerprint: String)>((nil, nil, ""))
-    private let running = Atomic<Bool>(false)
+    private let watching = Mutex<DirectoryWatcher?>(nil)
     private let pollInterval: Duration
     /// Copies of the lists to keep, one per event loop.
     let replicaCount: Int
     /// Bumped after every swap; loops compare it to the generation of the snapshot they hold.
     let generation = Atomic<Int>(0)
 
-    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(Int64(ProcessInfo.processInfo.environment["DEPOT_POLL_MS"] ?? "") ?? 400), replicaCount: Int = 1) {
+    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(400), replicaCount: Int = 1) {
         self.replicaCount = replicaCount
         self.paths = paths
         self.cacheControl = cacheControl
@@ -95,44 +95,30 @@ public final class CatalogStore: Sendable {
     /// directory, the content directory or a pack directory changes; without inotify (or for a change it
     /// does not see, such as a manifest edited in place) the fingerprint is compared every `pollInterval`.
     func startWatching() {
-        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let thread = Thread { [self] in
-            // Above the rest of the process (a publish must show within 2 s even under load), and nearly always asleep.
-            _ = clinux_set_thread_nice(-5)
-            let notifications = clinux_inotify_open()
-            defer { if notifications >= 0 { close(notifications) } }
-            let interval = Int32(pollInterval.components.seconds * 1000 + pollInterval.components.attoseconds / 1_000_000_000_000_000)
-            while running.load(ordering: .acquiring) {
-                if notifications >= 0 {
-                    watchDirectories(notifications)
-                    if clinux_inotify_wait(notifications, interval) > 0 {
-                        // Let a burst of writes (an editor, a publish) settle before reading the files.
-                        Thread.sleep(forTimeInterval: 0.02)
-                        _ = clinux_inotify_wait(notifications, 0)
-                    }
-                } else {
-                    Thread.sleep(forTimeInterval: Double(interval) / 1000)
-                }
-                guard running.load(ordering: .acquiring) else { break }
-                let fingerprint = currentFingerprint()
-                if fingerprint != state.withLock({ $0.fingerprint }) { reload() }
+        let watcher = watching.withLock { current -> DirectoryWatcher in
+            if let current { return current }
+            let paths = paths
+            let created = DirectoryWatcher(directories: { Self.watchedDirectories(paths) }, interval: pollInterval) { [self] in
+                if currentFingerprint() != state.withLock({ $0.fingerprint }) { reload() }
             }
+            current = created
+            return created
         }
-        thread.name = "depot-catalog-watch"
-        thread.start()
+        // Above the rest of the process (a publish must show within 2 s even under load), and nearly always asleep.
+        watcher.start(threadName: "depot-catalog-watch", priority: .elevated)
     }
 
-    /// Watches the catalog and content directories and every pack directory (adding a watch again is free).
-    private func watchDirectories(_ notifications: Int32) {
-        _ = clinux_inotify_watch_directory(notifications, paths.catalogDirectory)
-        _ = clinux_inotify_watch_directory(notifications, paths.contentDirectory)
+    /// The catalog and content directories and every pack directory.
+    static func watchedDirectories(_ paths: DepotPaths) -> [String] {
+        var directories = [paths.catalogDirectory, paths.contentDirectory]
         for pack in (try? FileManager.default.contentsOfDirectory(atPath: paths.contentDirectory)) ?? [] where !pack.hasPrefix(".") {
-            _ = clinux_inotify_watch_directory(notifications, paths.contentDirectory + "/" + pack)
+            directories.append(paths.contentDirectory + "/" + pack)
         }
+        return directories
     }
 
     func stopWatching() {
-        running.store(false, ordering: .releasing)
+        watching.withLock { $0 }?.stop()
     }
 
     /// Identity of every file a snapshot depends on, without reading their contents.

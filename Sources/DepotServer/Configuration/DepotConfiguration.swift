@@ -1,124 +1,78 @@
-import DepotCore
+public import ArgumentParsing
 public import Foundation
+public import Ledger
 
-/// Everything `depot serve` can be told (spec §3), validated.
-public struct DepotConfiguration: Sendable {
+/// Everything `depot serve` can be told (spec §3). Each property is one declaration: its flag, its
+/// `DEPOT_*` variable, default, parser and help, from which `--help` and the README's configuration table
+/// are generated. Commands that need part of it take `@OptionGroup(only: ...)`.
+public struct DepotConfiguration: ParsableOptions {
+    @Setting("host", .nonEmptyText, help: "listen address (IPv4 or IPv6 literal)", valueName: "ADDRESS")
     public var host = "127.0.0.1"
+    @Setting("port", .integer(in: 0...65535), help: "listen port; `0` picks a free one and prints `listening on http://HOST:PORT`",
+             valueName: "PORT")
     public var port = 8080
-    public var paths = DepotPaths(catalogDirectory: "./catalog", contentDirectory: "./content", dataDirectory: "./var")
+    @Setting("catalog", .directory, help: "catalog directory")
+    public var catalogDirectory = "./catalog"
+    @Setting("content", .directory, help: "content directory")
+    public var contentDirectory = "./content"
+    @Setting("data", .directory, help: "runtime data: `ledger.sqlite`, `token.key`")
+    public var dataDirectory = "./var"
+    @Setting("bundle-id", .nonEmptyText, help: "receipts and JWS for another bundle are rejected", valueName: "ID")
     public var bundleID = "com.example.depot"
+    @Setting("apple-verify-url", .httpURL, help: "production `verifyReceipt`")
     public var appleVerifyURL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
+    @Setting("apple-sandbox-verify-url", .httpURL, help: "sandbox `verifyReceipt`")
     public var appleSandboxVerifyURL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+    @Setting("apple-shared-secret", help: "sent as `password`; authenticates V1 notifications", valueName: "SECRET")
     public var appleSharedSecret: String?
     /// Files of trusted roots for JWS chains; nil means the Apple Root CA - G3 shipped with Depot.
+    @Setting("apple-root-certs", .commaSeparated, help: "comma-separated DER/PEM files trusted for JWS chains", valueName: "FILES",
+             defaultText: "Apple Root CA - G3 (built in)")
     public var appleRootCertificateFiles: [String]?
+    @Setting("allow-sandbox", help: "accept sandbox purchases")
     public var allowSandbox = true
+    @Setting("token-secret", .text(minimumLength: 32),
+             help: "HMAC key for download tokens (≥ 32 characters); share it between replicas", valueName: "SECRET",
+             defaultText: "`<data>/token.key`")
     public var tokenSecret: String?
+    @Setting("token-ttl", .integer(in: 1...(86_400 * 365)), help: "download token lifetime, seconds", valueName: "SECONDS")
     public var tokenTTL = 3600
-    public var accountPolicy = "transfer"
+    @Setting("account-policy", help: "a purchase presented by a second account")
+    public var accountPolicy = AccountPolicy.transfer
+    @Setting("admin-token", .text(minimumLength: 16), help: "bearer token for `/admin/...` (≥ 16 characters)", valueName: "TOKEN",
+             defaultText: "none (admin API off)")
     public var adminToken: String?
+    @Setting("catalog-max-age", .integer(in: 0...(86_400 * 365)), help: "`max-age` of the product lists; `0` is `no-cache`",
+             valueName: "SECONDS")
     public var catalogMaxAge = 0
-    public var accessLog = true
+    @Setting("access-log", help: "one line per request on stderr")
+    public var accessLog = Toggle.on
+    @Setting("apple-timeout", .seconds, help: "seconds before a call to Apple counts as failed")
     public var appleTimeout: Double = 10
+    @Setting("header-timeout", .seconds, help: "seconds to receive a request head")
     public var headerTimeout: Double = 10
+    @Setting("idle-timeout", .seconds, help: "seconds a keep-alive connection may sit idle")
     public var idleTimeout: Double = 60
+    @Setting("write-timeout", .seconds, help: "seconds a response may make no progress")
     public var writeTimeout: Double = 60
-    /// Event loops; 0 means one per core.
+    @Setting("loops", .integer(in: 0...256), help: "event-loop threads; `0` is one per core")
     public var loops = 0
 
+    /// Every setting at its default.
     public init() {}
 
-    /// The options of `depot serve`, in `--help` order.
-    public static let serveOptions: [OptionSpec] = [
-        OptionSpec("host", default: "127.0.0.1", "listen address", valueName: "ADDRESS"),
-        OptionSpec("port", default: "8080", "listen port (0 = pick a free one and print it)", valueName: "PORT"),
-        OptionSpec("catalog", default: "./catalog", "catalog directory", valueName: "DIR"),
-        OptionSpec("content", default: "./content", "content directory", valueName: "DIR"),
-        OptionSpec("data", default: "./var", "runtime data directory (ledger, token key)", valueName: "DIR"),
-        OptionSpec("bundle-id", default: "com.example.depot", "the app's bundle ID; receipts and JWS for another bundle are rejected", valueName: "ID"),
-        OptionSpec("apple-verify-url", default: "https://buy.itunes.apple.com/verifyReceipt", "production verifyReceipt endpoint", valueName: "URL"),
-        OptionSpec("apple-sandbox-verify-url", default: "https://sandbox.itunes.apple.com/verifyReceipt", "sandbox verifyReceipt endpoint", valueName: "URL"),
-        OptionSpec("apple-shared-secret", default: nil, "sent as `password`; also authenticates V1 notifications (default: none)", valueName: "SECRET"),
-        OptionSpec("apple-root-certs", default: nil, "comma-separated DER/PEM files trusted for JWS chains (default: the shipped Apple Root CA - G3)", valueName: "FILES"),
-        OptionSpec("allow-sandbox", default: "true", "accept sandbox purchases", isBoolean: true, valueName: "BOOL"),
-        OptionSpec("token-secret", default: nil, "HMAC key for download tokens, at least 32 characters (default: <data>/token.key)", valueName: "SECRET"),
-        OptionSpec("token-ttl", default: "3600", "download token lifetime, seconds", valueName: "SECONDS"),
-        OptionSpec("account-policy", default: "transfer", "a purchase presented by a second account: transfer, first or shared", valueName: "POLICY"),
-        OptionSpec("admin-token", default: nil, "bearer token for /admin/... (default: admin API off)", valueName: "TOKEN"),
-        OptionSpec("catalog-max-age", default: "0", "max-age for the product lists (0 = no-cache)", valueName: "SECONDS"),
-        OptionSpec("access-log", default: "on", "on: one line per request on stderr; off", valueName: "on|off"),
-        OptionSpec("apple-timeout", default: "10", "seconds before a call to Apple counts as failed", valueName: "SECONDS"),
-        OptionSpec("header-timeout", default: "10", "seconds to receive a request's head", valueName: "SECONDS"),
-        OptionSpec("idle-timeout", default: "60", "seconds a keep-alive connection may sit idle", valueName: "SECONDS"),
-        OptionSpec("write-timeout", default: "60", "seconds a response may make no progress", valueName: "SECONDS"),
-        OptionSpec("loops", default: "0", "event loop threads (0 = one per core)", valueName: "N"),
-    ]
-
-    /// Validates resolved values. Throws with the first unusable option.
-    public init(_ values: OptionValues) throws(ConfigurationError) {
-        host = values.string("host") ?? host
-        port = try values.int("port", range: 0...65535)
-        paths = DepotPaths(catalogDirectory: Self.trimSlash(values.string("catalog") ?? "./catalog"),
-                           contentDirectory: Self.trimSlash(values.string("content") ?? "./content"),
-                           dataDirectory: Self.trimSlash(values.string("data") ?? "./var"))
-        bundleID = values.string("bundle-id") ?? bundleID
-        guard !bundleID.isEmpty else { throw ConfigurationError(option: "bundle-id", "must not be empty") }
-        appleVerifyURL = try Self.url(values, "apple-verify-url")
-        appleSandboxVerifyURL = try Self.url(values, "apple-sandbox-verify-url")
-        appleSharedSecret = values.string("apple-shared-secret").flatMap { $0.isEmpty ? nil : $0 }
-        if let roots = values.string("apple-root-certs"), !roots.isEmpty {
-            appleRootCertificateFiles = roots.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+    /// The three directories together.
+    public var paths: DepotPaths {
+        get { DepotPaths(catalogDirectory: catalogDirectory, contentDirectory: contentDirectory, dataDirectory: dataDirectory) }
+        set {
+            catalogDirectory = newValue.catalogDirectory
+            contentDirectory = newValue.contentDirectory
+            dataDirectory = newValue.dataDirectory
         }
-        allowSandbox = try values.bool("allow-sandbox")
-        tokenSecret = values.string("token-secret").flatMap { $0.isEmpty ? nil : $0 }
-        if let secret = tokenSecret, secret.utf8.count < 32 {
-            throw ConfigurationError(option: "token-secret", "must be at least 32 characters")
-        }
-        tokenTTL = try values.int("token-ttl", range: 1...(86_400 * 365))
-        accountPolicy = values.string("account-policy") ?? accountPolicy
-        guard ["transfer", "first", "shared"].contains(accountPolicy) else {
-            throw ConfigurationError(option: "account-policy", "\"\(accountPolicy)\" is not one of transfer, first, shared")
-        }
-        adminToken = values.string("admin-token").flatMap { $0.isEmpty ? nil : $0 }
-        if let token = adminToken, token.utf8.count < 16 {
-            throw ConfigurationError(option: "admin-token", "must be at least 16 characters")
-        }
-        catalogMaxAge = try values.int("catalog-max-age", range: 0...(86_400 * 365))
-        switch values.string("access-log")?.lowercased() {
-        case "on", "true", "1", "yes": accessLog = true
-        case "off", "false", "0", "no": accessLog = false
-        default: throw ConfigurationError(option: "access-log", "\"\(values.string("access-log") ?? "")\" is not on or off")
-        }
-        appleTimeout = try values.seconds("apple-timeout")
-        headerTimeout = try values.seconds("header-timeout")
-        idleTimeout = try values.seconds("idle-timeout")
-        writeTimeout = try values.seconds("write-timeout")
-        loops = try values.int("loops", range: 0...256)
     }
 
     /// `Cache-Control` of the product lists.
     public var listCacheControl: String {
         catalogMaxAge == 0 ? "public, no-cache" : "public, max-age=\(catalogMaxAge)"
-    }
-
-    private static func url(_ values: OptionValues, _ name: String) throws(ConfigurationError) -> URL {
-        guard let text = values.string(name), let url = URL(string: text), let scheme = url.scheme?.lowercased(),
-              scheme == "https" || scheme == "http", url.host != nil else {
-            throw ConfigurationError(option: name, "\"\(values.string(name) ?? "")\" is not an http(s) URL")
-        }
-        return url
-    }
-
-    private static func trimSlash(_ path: String) -> String {
-        var p = path
-        while p.count > 1 && p.hasSuffix("/") { p.removeLast() }
-        return p
-    }
-}
-
-extension DepotConfiguration {
-    /// The section 3 options a command that works on the files (publish, check, ...) takes.
-    public static func options(_ names: [String]) -> [OptionSpec] {
-        names.map { name in serveOptions.first { $0.name == name }! }
     }
 }

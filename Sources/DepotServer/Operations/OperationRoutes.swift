@@ -1,6 +1,6 @@
-import CLinux
 import DepotCore
 import HTTP
+import Platform
 import Server
 
 /// `/healthz` and `/metrics` (spec §4.6).
@@ -8,6 +8,8 @@ struct OperationRoutes: Sendable {
     let store: CatalogStore
     let metrics: Metrics
     let paths: DepotPaths
+    /// Free-space figures of the content and data volumes.
+    let space: any VolumeSpace
     /// A cheap write probe of the ledger; nil when there is none.
     let ledgerWritable: (@Sendable () async -> Bool)?
 
@@ -22,8 +24,8 @@ struct OperationRoutes: Sendable {
             catalog += "}"
             let healthy = snapshot != nil && failure == nil && ledgerOK
             var body = "{\"status\": \(healthy ? "\"ok\"" : "\"unavailable\""), \"catalog\": \(catalog), "
-            body += "\"disk\": {\"contentFreeBytes\": \(max(0, clinux_free_bytes(paths.contentDirectory))), "
-            body += "\"dataFreeBytes\": \(max(0, clinux_free_bytes(paths.dataDirectory)))}"
+            body += "\"disk\": {\"contentFreeBytes\": \(max(0, space.freeBytes(at: paths.contentDirectory))), "
+            body += "\"dataFreeBytes\": \(max(0, space.freeBytes(at: paths.dataDirectory)))}"
             if !ledgerOK { body += ", \"ledger\": \"not writable\"" }
             body += "}\n"
             return JSONResponse.make(status: healthy ? 200 : 503, body, route: "healthz")

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import DepotCore
 import Foundation
 

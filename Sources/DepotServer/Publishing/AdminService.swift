@@ -2,6 +2,7 @@ import DepotCore
 import DepotCrypto
 import Foundation
 import HTTP
+import Platform
 import Server
 import Synchronization
 

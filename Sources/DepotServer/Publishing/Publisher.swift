@@ -2,6 +2,7 @@ import DepotCore
 import DepotCrypto
 public import Foundation
 import Glibc
+public import Platform
 
 /// Publishes pack versions and edits the catalog, crash-safely (spec §5, issue 5).
 ///
@@ -13,14 +14,19 @@ import Glibc
 public struct Publisher: Sendable {
     public let paths: DepotPaths
     let space: any VolumeSpace
-    let crash: CrashPoints
+    let durableStepDone: @Sendable (String) -> Void
     let now: @Sendable () -> Int64
 
+    /// - Parameters:
+    ///   - space: free-space figures of the content volume (tests and the test publisher fake a full one).
+    ///   - durableStepDone: called after each durable file operation of a publish with its name (`manifest`,
+    ///     `current`, ...); the crash-safety tests' publisher kills itself at the N-th one.
     public init(paths: DepotPaths, space: any VolumeSpace = SystemVolumeSpace(),
+                durableStepDone: @escaping @Sendable (String) -> Void = { _ in },
                 now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.paths = paths
         self.space = space
-        self.crash = CrashPoints()
+        self.durableStepDone = durableStepDone
         self.now = now
     }
 
@@ -54,7 +60,7 @@ public struct Publisher: Sendable {
                     let destination = stage + "/" + source.relative
                     try makeParents(of: destination, under: stage)
                     let digest = try StreamingCopy.copy(from: source.absolute, to: destination, chunkSize: request.chunkSize)
-                    crash.reached("copied \(source.relative)")
+                    durableStepDone("copied \(source.relative)")
                     entries.append(fileEntry(pack: request.pack, version: version, path: source.relative, digest: digest))
                 }
                 return entries
@@ -156,9 +162,9 @@ public struct Publisher: Sendable {
                                     chunkSize: request.chunkSize, published: Timestamp.rfc3339(now()), files: files)
         do {
             try DurableFiles.writeAtomically(manifest.encoded(), to: stage + "/manifest.json")
-            crash.reached("manifest")
+            durableStepDone("manifest")
             try FileSync.syncDirectories(under: stage)
-            crash.reached("staging synced")
+            durableStepDone("staging synced")
             try DurableFiles.makeDirectory(packDirectory)
             guard rename(stage, packDirectory + "/\(version)") == 0 else {
                 let code = errno
@@ -168,9 +174,9 @@ public struct Publisher: Sendable {
             published = true
             try DurableFiles.syncDirectory(packDirectory)
             try DurableFiles.syncDirectory((stage as NSString).deletingLastPathComponent)
-            crash.reached("version in place")
+            durableStepDone("version in place")
             try DurableFiles.writeAtomically(Array("\(version)\n".utf8), to: packDirectory + "/current")
-            crash.reached("current")
+            durableStepDone("current")
         } catch let error as PublishError {
             throw error
         } catch let error as DurableFiles.Failure {
@@ -316,9 +322,9 @@ public struct Publisher: Sendable {
         }
         do {
             try DurableFiles.writeAtomically(CatalogDecoder.encode(catalog), to: paths.productsFile)
-            crash.reached("products.json")
+            durableStepDone("products.json")
             try DurableFiles.writeAtomically(record.encoded(), to: paths.listRecordFile)
-            crash.reached("lists.json")
+            durableStepDone("lists.json")
         } catch {
             throw .io(error.description)
         }

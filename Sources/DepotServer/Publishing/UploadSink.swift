@@ -2,6 +2,7 @@ import DepotCore
 import DepotCrypto
 import Foundation
 import Glibc
+import Platform
 import HTTP
 import Server
 

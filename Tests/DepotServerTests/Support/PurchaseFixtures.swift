@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import ArgumentParsing
 import DepotServer
 import DepotTestSupport
 import Foundation
@@ -58,7 +59,7 @@ final class PurchaseFixture: @unchecked Sendable {
                 configuration.appleSandboxVerifyURL = apple.sandboxURL
                 configuration.appleSharedSecret = appleSecret
                 configuration.appleRootCertificateFiles = [rootFile]
-                configuration.accessLog = false
+                configuration.accessLog = .off
                 configure(&configuration)
             }
         } catch {

@@ -1,3 +1,4 @@
+import Platform
 import DepotServer
 import DepotTestSupport
 import Foundation

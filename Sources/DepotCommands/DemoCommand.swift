@@ -1,4 +1,5 @@
 import AppStoreSimulator
+import ArgumentParsing
 import DepotClient
 import DepotCore
 import DepotCrypto
@@ -9,28 +10,23 @@ import FoundationNetworking
 #endif
 
 /// `depot demo`: the whole story on loopback, with only the App Store simulated (spec §5).
-enum DemoCommand: Command {
+struct DemoCommand: Command {
     static let name = "demo"
-    static let synopsis = "[--catalog DIR] [--content DIR]"
+    static let synopsis: String? = "[--catalog DIR] [--content DIR]"
     static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, refund."
-    static let options = DepotConfiguration.options(["catalog", "content"])
-    static let takesPositional = false
+
+    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    static func run(_ arguments: ParsedArguments) async -> Int32 {
+    func run() async throws -> Int32 {
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("depot-demo-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: workspace) }
-        do {
-            try await story(workspace: workspace, catalog: arguments.values.string("catalog") ?? "./catalog",
-                            content: arguments.values.string("content") ?? "./content")
-            say("\nThe demo is over; its files are removed.")
-            return 0
-        } catch {
-            return Depot.fail("demo: \(error)")
-        }
+        try await Self.story(workspace: workspace, catalog: configuration.catalogDirectory, content: configuration.contentDirectory)
+        say("\nThe demo is over; its files are removed.")
+        return 0
     }
 
     static func step(_ number: Int, _ title: String) {
@@ -64,7 +60,7 @@ enum DemoCommand: Command {
         configuration.appleVerifyURL = appStore.productionURL
         configuration.appleSandboxVerifyURL = appStore.sandboxURL
         configuration.appleRootCertificateFiles = [rootFile]
-        configuration.accessLog = false
+        configuration.accessLog = .off
         let serverLog = LogOutput(capturing: true)
         let app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
         defer { Task { await app.stop(); await appStore.stop() } }

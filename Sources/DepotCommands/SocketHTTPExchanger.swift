@@ -1,7 +1,7 @@
-import DepotClient
-import Foundation
+package import DepotClient
+package import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+package import FoundationNetworking
 #endif
 import Glibc
 import Synchronization
@@ -11,7 +11,7 @@ import Synchronization
 /// swift-corelibs-foundation's URLSession passes every body through libcurl callbacks, several copies and
 /// thread hops (about 1 CPU-second per 256 MiB here); this keeps the download engine of `DepotClient` the
 /// same and only replaces the wire. `https` goes to the fallback (URLSession).
-final class SocketHTTPExchanger: HTTPExchanger {
+package final class SocketHTTPExchanger: HTTPExchanger {
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
@@ -20,7 +20,7 @@ final class SocketHTTPExchanger: HTTPExchanger {
     private let fallback: any HTTPExchanger
     private let timeoutSeconds: Int
 
-    init(fallback: any HTTPExchanger, timeoutSeconds: Int = 60) {
+    package init(fallback: any HTTPExchanger, timeoutSeconds: Int = 60) {
         self.fallback = fallback
         self.timeoutSeconds = timeoutSeconds
     }
@@ -29,7 +29,7 @@ final class SocketHTTPExchanger: HTTPExchanger {
         for fds in idle.withLock({ $0.values }) { for fd in fds { close(fd) } }
     }
 
-    func exchange(_ request: URLRequest) async throws -> (HTTPURLResponse, Data) {
+    package func exchange(_ request: URLRequest) async throws -> (HTTPURLResponse, Data) {
         guard let url = request.url, url.scheme?.lowercased() == "http", let host = url.host else {
             return try await fallback.exchange(request)
         }

@@ -1,57 +1,57 @@
-import CLinux
+package import ArgumentParsing
 import DepotClient
-import DepotServer
-import Foundation
+package import Foundation
 import FoundationNetworking
+import Platform
 
 /// `depot fetch`: the reference client on the command line (spec §5).
-enum FetchCommand: Command {
-    static let name = "fetch"
-    static let synopsis = "--server URL (--receipt FILE | --transaction FILE) --pack ID --out DIR [--account A]"
-    static let summary = "Validate a purchase and download its pack, resumably (the reference client)."
-    static let options = [
-        OptionSpec.flag("server", "Depot base URL, e.g. http://127.0.0.1:8080", valueName: "URL"),
-        OptionSpec.flag("receipt", "app receipt file (binary, or base64 text)", valueName: "FILE"),
-        OptionSpec("transaction", default: nil, "file with a StoreKit 2 signed transaction (JWS); may be repeated",
-                   valueName: "FILE", readsEnvironment: false, repeatable: true),
-        OptionSpec.flag("pack", "the pack to download", valueName: "ID"),
-        OptionSpec.flag("out", "destination directory (re-running resumes there)", valueName: "DIR"),
-        OptionSpec.flag("account", "app account the purchase is bound to", valueName: "ACCOUNT"),
-    ]
-    static let takesPositional = false
+package struct FetchCommand: Command {
+    package static let name = "fetch"
+    package static let synopsis: String? = "--server URL (--receipt FILE | --transaction FILE) --pack ID --out DIR [--account A] [--parallel N]"
+    package static let summary = "Validate a purchase and download its pack, resumably (the reference client)."
+
+    @Option("server", .serverURL, help: "Depot base URL, e.g. http://127.0.0.1:8080")
+    package var server: URL
+    @Option("receipt", help: "app receipt file (binary, or base64 text)", valueName: "FILE")
+    package var receipt: String?
+    @Option("transaction", help: "file with a StoreKit 2 signed transaction (JWS); may be repeated", valueName: "FILE")
+    package var transactions: [String] = []
+    @Option("pack", help: "the pack to download", valueName: "ID")
+    package var pack: String
+    @Option("out", help: "destination directory (re-running resumes there)", valueName: "DIR")
+    package var out: String
+    @Option("account", help: "app account the purchase is bound to", valueName: "ACCOUNT")
+    package var account: String?
+    @Option("parallel", .integer(in: 1...64), help: "chunk requests in flight at once")
+    package var parallel = 4
 
     /// Exit status when the device is out of space: free some and run again to continue.
     static let insufficientSpaceStatus: Int32 = 75
 
-    static func run(_ arguments: ParsedArguments) async -> Int32 {
+    package init() {}
+
+    package func run() async throws -> Int32 {
         // Every chunk passes through ~1 MiB buffers; glibc would map and unmap each one (a page fault per
         // 4 KiB, every time). Keep them in the heap so the memory is reused.
-        clinux_keep_large_allocations_in_heap(64 << 20)
-        let v = arguments.values
-        guard let server = v.string("server"), let baseURL = URL(string: server), baseURL.scheme != nil else {
-            Depot.fail(usage: "fetch: --server URL is required")
+        HeapTuning.keepLargeAllocationsInHeap(upTo: 64 << 20)
+        guard (receipt == nil) != transactions.isEmpty else {
+            throw UsageError("give exactly one of --receipt FILE or --transaction FILE")
         }
-        guard let pack = v.string("pack") else { Depot.fail(usage: "fetch: --pack is required") }
-        guard let out = v.string("out") else { Depot.fail(usage: "fetch: --out is required") }
-        let receiptFile = v.string("receipt")
-        let transactionFiles = v.string("transaction")?.split(separator: ",").map(String.init) ?? []
-        guard (receiptFile == nil) != transactionFiles.isEmpty else {
-            Depot.fail(usage: "fetch: give exactly one of --receipt FILE or --transaction FILE")
-        }
-        let account = v.string("account")
+        let (pack, out, account) = (pack, out, account)
+        let baseURL = server
         let client = DepotClient(baseURL: baseURL, cacheDirectory: nil,
                                  exchanger: SocketHTTPExchanger(fallback: URLSessionExchanger(session: .shared)))
 
         let unlock: @Sendable () async throws -> UnlockResult
-        if let receiptFile {
-            guard let data = FileManager.default.contents(atPath: receiptFile) else { return Depot.fail("fetch: cannot read \(receiptFile)") }
+        if let receiptFile = receipt {
+            guard let data = FileManager.default.contents(atPath: receiptFile) else { throw CommandFailure("cannot read \(receiptFile)") }
             let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             let base64 = Data(base64Encoded: text, options: .ignoreUnknownCharacters) != nil && !text.isEmpty ? text : data.base64EncodedString()
             unlock = { try await client.unlock(receiptBase64: base64, account: account) }
         } else {
             var jws: [String] = []
-            for file in transactionFiles {
-                guard let data = FileManager.default.contents(atPath: file) else { return Depot.fail("fetch: cannot read \(file)") }
+            for file in transactions {
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("cannot read \(file)") }
                 jws.append(contentsOf: String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
             }
             let transactions = jws
@@ -62,14 +62,13 @@ enum FetchCommand: Command {
         do {
             result = try await unlock()
         } catch {
-            return Depot.fail("fetch: \(describe(error))")
+            throw CommandFailure(Self.describe(error))
         }
         guard let entitlement = result.entitlements.first(where: { $0.pack == pack }) else {
             let reasons = result.rejected.map { "\($0.productId ?? "?"): \($0.reason.rawValue)" }
-            return Depot.fail("fetch: the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
+            throw CommandFailure("the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
         }
         say("unlocked \(entitlement.productId) → pack \(pack) (transaction \(entitlement.originalTransactionId))")
-        let parallel = Int(ProcessInfo.processInfo.environment["DEPOT_FETCH_PARALLEL"] ?? "") ?? 4
         let downloader = client.downloader(for: entitlement, to: URL(fileURLWithPath: out), options: PackDownloadOptions(parallelChunks: parallel), renewToken: {
             // An expired token: validate the purchase again for a fresh one.
             guard let fresh = try await unlock().entitlements.first(where: { $0.pack == pack }) else { throw DepotClientError.revoked }
@@ -110,10 +109,10 @@ enum FetchCommand: Command {
         } catch DepotClientError.insufficientSpace(let required, let available) {
             events.cancel()
             FileHandle.standardError.write(Data("depot: fetch: not enough free space: \(required) bytes needed, \(available) available. Free some space and run the same command again to continue.\n".utf8))
-            return insufficientSpaceStatus
+            return Self.insufficientSpaceStatus
         } catch {
             events.cancel()
-            return Depot.fail("fetch: \(describe(error)); run the same command again to resume")
+            throw CommandFailure("\(Self.describe(error)); run the same command again to resume")
         }
     }
 
@@ -125,5 +124,13 @@ enum FetchCommand: Command {
             return "the purchase is not valid" + (status.map { " (Apple status \($0))" } ?? "") + (check.map { " (check: \($0))" } ?? "")
         default: return "\(error)"
         }
+    }
+}
+
+extension OptionParser where Value == URL {
+    /// An absolute URL (`http://` is fetched with the built-in HTTP/1.1 client, anything else with URLSession).
+    static var serverURL: OptionParser<URL> {
+        OptionParser(valueName: "URL", refusal: "is not an absolute URL", parse: { URL(string: $0).flatMap { $0.scheme == nil ? nil : $0 } },
+                     format: { $0.absoluteString })
     }
 }

@@ -1,30 +1,20 @@
+import ArgumentParsing
 import DepotServer
 import Foundation
 
 /// `depot serve`: runs the server until SIGTERM or SIGINT.
-enum ServeCommand: Command {
+struct ServeCommand: Command {
     static let name = "serve"
-    static let synopsis = "[options]"
     static let summary = "Serve the product lists, purchases and packs over HTTP."
-    static let options = DepotConfiguration.serveOptions
-    static let takesPositional = false
+    static let synopsis: String? = "[options]"
 
-    static func run(_ arguments: ParsedArguments) async -> Int32 {
-        let configuration: DepotConfiguration
-        do {
-            configuration = try DepotConfiguration(arguments.values)
-        } catch {
-            return Depot.fail("\(error)")
-        }
+    @OptionGroup var configuration: DepotConfiguration
+
+    func run() async throws -> Int32 {
         signal(SIGPIPE, SIG_IGN)
         // From here on SIGTERM/SIGINT are recorded, not fatal; they are acted on once the server runs.
         ShutdownSignal.install()
-        let app: DepotApp
-        do {
-            app = try await DepotApp.start(configuration)
-        } catch {
-            return Depot.fail("\(error)")
-        }
+        let app = try await DepotApp.start(configuration)
         FileHandle.standardOutput.write(Data("listening on \(app.baseURL)\n".utf8))
         let signal = await ShutdownSignal.wait()
         FileHandle.standardError.write(Data("depot: \(signal), finishing in-flight requests\n".utf8))

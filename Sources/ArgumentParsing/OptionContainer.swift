@@ -1,0 +1,11 @@
+/// A property that contributes to an options type's declarations (the wrappers of this module).
+protocol OptionContainer {
+    /// The options this property declares, in order.
+    var declarations: [OptionDeclaration] { get }
+    /// The `--help` name of the positional arguments, if this property takes them.
+    var positionalName: String? { get }
+}
+
+extension OptionContainer {
+    var positionalName: String? { nil }
+}

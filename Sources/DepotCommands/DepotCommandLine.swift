@@ -1,0 +1,32 @@
+package import ArgumentParsing
+import Foundation
+
+/// `depot`'s command table. A new command is one type conforming to `Command` and one line here; a
+/// group of subcommands (`depot ledger copy|backup`) is `.group("ledger", summary: …, [.command(…), …])`.
+package enum DepotCommandLine {
+    package static let root: CommandNode = .group("depot", summary: "Product lists, purchases and content packs for in-app purchases.", [
+        .command(ServeCommand.self), .command(CheckCommand.self), .command(PublishCommand.self), .command(RetireCommand.self),
+        .command(PruneCommand.self), .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),
+    ])
+
+    /// Runs the command `arguments` (without the program name) select, writing to stdout and stderr;
+    /// returns the exit status.
+    package static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
+        await CommandLineRunner(root).run(arguments, environment: environment)
+    }
+}
+
+/// A command that could not do its work: one line on stderr after `depot: COMMAND: `, exit status 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// Writes a line to standard output at once (no stdio buffering, so lines keep their order with
+/// progress output and reach a pipe immediately).
+func say(_ text: String, terminator: String = "\n") {
+    FileHandle.standardOutput.write(Data((text + terminator).utf8))
+}

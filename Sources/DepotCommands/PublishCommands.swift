@@ -1,0 +1,105 @@
+import ArgumentParsing
+import DepotCore
+import DepotServer
+package import Platform
+
+/// `depot publish`: a new pack version and its product, live at once.
+package struct PublishCommand: Command {
+    package static let name = "publish"
+    package static let synopsis: String? =
+        "--pack ID --product PRODUCT_ID --type TYPE --title T [--description D] [--version N] [--chunk-size BYTES] FILE|DIR..."
+    package static let summary = "Publish files as a new pack version and put its product on sale."
+
+    @Option("pack", help: "pack ID (a directory under content/)", valueName: "ID")
+    var pack: String
+    @Option("product", help: "App Store product ID", valueName: "PRODUCT_ID")
+    var product: String
+    @Option("type", help: "product type")
+    var type: ProductType
+    @Option("title", help: "product title", valueName: "TEXT")
+    var title: String
+    @Option("description", help: "product description", valueName: "TEXT")
+    var productDescription: String?
+    @Option("version", .versionNumber, help: "version number", defaultText: "the next one")
+    var version: Int?
+    @Option("chunk-size", .integer(in: 1...Int64.max), help: "chunk size of the manifest", valueName: "BYTES")
+    var chunkSize: Int64 = 1_048_576
+    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @Arguments(valueName: "FILE|DIR...") var sources: [String]
+
+    /// Free space of the content volume (the test publisher fakes a full one).
+    package var space: any VolumeSpace = SystemVolumeSpace()
+    /// Called after each durable file operation (the test publisher crashes at one).
+    package var durableStepDone: @Sendable (String) -> Void = { _ in }
+
+    package init() {}
+
+    package func run() async throws -> Int32 {
+        guard !sources.isEmpty else { throw UsageError("give the files or directories to publish") }
+        let request = PublishRequest(pack: pack, productID: product, type: type, title: title, description: productDescription,
+                                     version: version, chunkSize: chunkSize, sources: sources)
+        let publisher = Publisher(paths: configuration.paths, space: space, durableStepDone: durableStepDone)
+        let outcome = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.publish(request) }
+        say("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
+        return 0
+    }
+}
+
+/// `depot retire`: takes a product off sale (owners keep access).
+struct RetireCommand: Command {
+    static let name = "retire"
+    static let synopsis: String? = "--product ID"
+    static let summary = "Take a product off sale; owners keep access to its pack."
+
+    @Option("product", help: "App Store product ID", valueName: "ID")
+    var product: String
+    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+
+    func run() async throws -> Int32 {
+        let publisher = Publisher(paths: configuration.paths)
+        try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.retire(productID: product) }
+        say("retired \(product)")
+        return 0
+    }
+}
+
+/// `depot prune`: deletes old versions that are not live.
+struct PruneCommand: Command {
+    static let name = "prune"
+    static let synopsis: String? = "--keep N"
+    static let summary = "Delete versions older than the newest N that are not live."
+
+    @Option("keep", .integer(in: 1...Int.max), help: "versions to keep per pack")
+    var keep: Int
+    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+
+    func run() async throws -> Int32 {
+        let publisher = Publisher(paths: configuration.paths)
+        let removed = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.prune(keep: keep) }
+        say(removed.isEmpty ? "nothing to prune" : "removed " + removed.joined(separator: ", "))
+        return 0
+    }
+}
+
+/// How the publishing commands report a `PublishError`.
+enum PublishErrors {
+    /// Runs `work`; bad arguments (identifiers, files, an unknown product) become usage errors (exit 64),
+    /// anything else stays a failure (exit 1).
+    static func asUsageErrors<T>(_ work: () throws(PublishError) -> T) throws -> T {
+        do {
+            return try work()
+        } catch {
+            if case .invalid = error { throw UsageError(error.description) }
+            throw error
+        }
+    }
+}
+
+
+extension OptionParser where Value == Int {
+    /// A pack version: a positive decimal without leading zeros.
+    static var versionNumber: OptionParser<Int> {
+        OptionParser(valueName: "N", refusal: "is not a version number (a positive integer)", parse: { Identifiers.parseVersion($0) },
+                     format: { String($0) })
+    }
+}

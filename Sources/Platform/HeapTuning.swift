@@ -1,0 +1,11 @@
+import CLinux
+
+/// Tuning of the C heap (glibc `malloc`) for a process that frees and allocates large buffers over and over.
+public enum HeapTuning {
+    /// Keeps allocations up to `bytes` in the heap instead of a fresh `mmap`/`munmap` each time, so a
+    /// buffer freed and allocated again reuses memory instead of faulting in new pages (a page fault per
+    /// 4 KiB, every time); the heap is trimmed only above twice that.
+    public static func keepLargeAllocationsInHeap(upTo bytes: Int32) {
+        clinux_keep_large_allocations_in_heap(bytes)
+    }
+}
