@@ -2,10 +2,12 @@
 /// this property refuses positional arguments.
 @propertyWrapper
 public struct Arguments: Sendable, OptionContainer {
+    /// The positional arguments, in order (empty outside a parse).
     public var wrappedValue: [String]
     /// What `--help` shows for them (`FILE|DIR...`).
     public let valueName: String
 
+    /// Positional arguments shown as `valueName` in `--help`.
     public init(valueName: String) {
         self.valueName = valueName
         wrappedValue = ParsedValues.value(for: ParsedValues.argumentsKey, as: [String].self) ?? []

@@ -4,6 +4,7 @@ import Foundation
 /// the command's options and runs it, and turns every failure into one line on stderr and an exit status
 /// (usage errors 64, configuration errors and other failures 1).
 public struct CommandLineRunner: Sendable {
+    /// The table: a group (`depot` and its commands) or a single command.
     public let root: CommandNode
     let standardOutput: @Sendable (String) -> Void
     let standardError: @Sendable (String) -> Void

@@ -6,7 +6,9 @@
 ///         .group("ledger", summary: "Copy and back up the ledger.", [.command(LedgerCopyCommand.self), …]),
 ///     ])
 public struct CommandNode: Sendable {
+    /// The word that selects it; for the root, the program name messages start with.
     public let name: String
+    /// One sentence for the command list and `--help`.
     public let summary: String
     let kind: Kind
 

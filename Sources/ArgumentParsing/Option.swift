@@ -9,6 +9,7 @@
 @propertyWrapper
 public struct Option<Value: Sendable>: Sendable, OptionContainer {
     private var value: Value?
+    /// Name, help, parser and default, for the parser and `--help`.
     public let declaration: OptionDeclaration
 
     /// The parsed value (or the default). Reading a required option outside a parse is a programming error.

@@ -5,6 +5,7 @@
 ///     @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
 @propertyWrapper
 public struct OptionGroup<Group: ParsableOptions>: Sendable, OptionContainer {
+    /// The group, built from the same parse (the options it does not take keep their defaults).
     public var wrappedValue: Group
     /// The names taken from `Group`; nil for all of them.
     public let names: Set<String>?

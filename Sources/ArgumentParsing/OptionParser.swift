@@ -16,6 +16,7 @@ public struct OptionParser<Value: Sendable>: Sendable {
     private let parseText: @Sendable (String) throws(InvalidOptionValue) -> Value
     private let formatValue: @Sendable (Value) -> String
 
+    /// A parser from its two functions: `parse` refuses text with an ``InvalidOptionValue``; `format` shows a value.
     public init(valueName: String, allowedValues: [String]? = nil, isSwitch: Bool = false,
                 parse: @escaping @Sendable (String) throws(InvalidOptionValue) -> Value,
                 format: @escaping @Sendable (Value) -> String) {

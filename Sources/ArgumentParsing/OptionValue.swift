@@ -56,6 +56,7 @@ public enum Toggle: String, Sendable, CaseIterable, EnumeratedOption {
     case on
     case off
 
+    /// `true` for `on`.
     public var isOn: Bool { self == .on }
 
     public static func matching(_ text: String) -> Toggle? {

@@ -10,7 +10,9 @@
 /// A value that does not parse is a ``ConfigurationError`` (exit status 1).
 @propertyWrapper
 public struct Setting<Value: Sendable>: Sendable, OptionContainer {
+    /// The parsed value, or the default.
     public var wrappedValue: Value
+    /// Name, variable, help, parser and default, for the parser, `--help` and the README.
     public let declaration: OptionDeclaration
 
     /// A setting with an explicit parser.

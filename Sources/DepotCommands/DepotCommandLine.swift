@@ -4,6 +4,7 @@ import Foundation
 /// `depot`'s command table. A new command is one type conforming to `Command` and one line here; a
 /// group of subcommands (`depot ledger copy|backup`) is `.group("ledger", summary: …, [.command(…), …])`.
 package enum DepotCommandLine {
+    /// Every command of `depot`, in `depot --help` order.
     package static let root: CommandNode = .group("depot", summary: "Product lists, purchases and content packs for in-app purchases.", [
         .command(ServeCommand.self), .command(CheckCommand.self), .command(PublishCommand.self), .command(RetireCommand.self),
         .command(PruneCommand.self), .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),

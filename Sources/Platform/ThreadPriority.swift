@@ -6,6 +6,7 @@ public struct ThreadPriority: Sendable, Equatable {
     /// −20 (most favoured) … 19 (least).
     public let nice: Int32
 
+    /// The priority of nice value `nice`.
     public init(nice: Int32) {
         self.nice = nice
     }

@@ -10,6 +10,7 @@ public protocol VolumeSpace: Sendable {
 
 /// The real volume, through `statvfs(2)`.
 public struct SystemVolumeSpace: VolumeSpace {
+    /// The volumes of this machine.
     public init() {}
 
     public func freeBytes(at path: String) -> Int64 {
@@ -27,9 +28,12 @@ public struct SystemVolumeSpace: VolumeSpace {
 
 /// A volume that reports fixed figures for every path (tests and the test publisher fake a full disk).
 public struct FixedVolumeSpace: VolumeSpace {
+    /// Bytes reported free.
     public let free: Int64
+    /// Bytes reported as the volume's size.
     public let total: Int64
 
+    /// A volume with `free` bytes free out of `total`.
     public init(free: Int64, total: Int64 = 1 << 40) {
         self.free = free
         self.total = total

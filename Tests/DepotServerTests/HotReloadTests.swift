@@ -174,6 +174,24 @@ import Testing
             #expect(state.seen.withLock { $0.count } >= 6)
         }
     }
+
+    /// The watcher holds no reference to its store: a store that stopped watching is freed, thread or not.
+    @Test func aStoreThatStoppedWatchingIsFreed() async throws {
+        let tree = TemporaryDirectory("watch-free")
+        try TestDepot.copySample(into: tree.path)
+        let paths = DepotPaths(catalogDirectory: tree.path + "/catalog", contentDirectory: tree.path + "/content", dataDirectory: "")
+        weak var released: CatalogStore?
+        do {
+            let store = CatalogStore(paths: paths, cacheControl: "no-cache", logger: Logger(output: LogOutput(capturing: true)),
+                                     pollInterval: .seconds(30))
+            store.reload()
+            store.startWatching()
+            released = store
+            store.stopWatching()
+        }
+        // The watcher's thread is still in its 30-second wait; the store must not be held by it.
+        #expect(released == nil)
+    }
 }
 
 /// What the hammering workers share.

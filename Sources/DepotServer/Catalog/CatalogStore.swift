@@ -98,7 +98,9 @@ public final class CatalogStore: Sendable {
         let watcher = watching.withLock { current -> DirectoryWatcher in
             if let current { return current }
             let paths = paths
-            let created = DirectoryWatcher(directories: { Self.watchedDirectories(paths) }, interval: pollInterval) { [self] in
+            // Weak: the store holds the watcher, not the other way round.
+            let created = DirectoryWatcher(directories: { Self.watchedDirectories(paths) }, interval: pollInterval) { [weak self] in
+                guard let self else { return }
                 if currentFingerprint() != state.withLock({ $0.fingerprint }) { reload() }
             }
             current = created
@@ -118,7 +120,11 @@ public final class CatalogStore: Sendable {
     }
 
     func stopWatching() {
-        watching.withLock { $0 }?.stop()
+        let watcher = watching.withLock { current -> DirectoryWatcher? in
+            defer { current = nil }
+            return current
+        }
+        watcher?.stop()
     }
 
     /// Identity of every file a snapshot depends on, without reading their contents.
