@@ -14,6 +14,7 @@
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
+#include <openssl/pkcs7.h>
 
 /* Helpers for libcrypto macros (function-like or with casts) that Swift cannot import. */
 
@@ -30,3 +31,15 @@ static inline X509 *depot_sk_x509_value(const STACK_OF(X509) *stack, int index) 
 static inline void depot_sk_x509_free(STACK_OF(X509) *stack) { sk_X509_free(stack); }
 /* Frees the stack and drops one reference of every certificate in it. */
 static inline void depot_sk_x509_pop_free(STACK_OF(X509) *stack) { sk_X509_pop_free(stack, X509_free); }
+
+/* Wipes and frees memory libcrypto allocated for secret bytes (a decoded private key). */
+static inline void depot_openssl_clear_free(void *pointer, size_t length) { OPENSSL_clear_free(pointer, length); }
+
+/* The encapsulated content of a PKCS#7 SignedData whose content type is `data`, or NULL for any other
+   shape (not SignedData, detached content, nested non-data content). The string stays owned by `p7`. */
+static inline const ASN1_OCTET_STRING *depot_pkcs7_signed_data_content(PKCS7 *p7) {
+    if (p7 == NULL || !PKCS7_type_is_signed(p7) || p7->d.sign == NULL) return NULL;
+    PKCS7 *inner = p7->d.sign->contents;
+    if (inner == NULL || !PKCS7_type_is_data(inner)) return NULL;
+    return inner->d.data;
+}

@@ -61,6 +61,58 @@ public final class ECPrivateKey: @unchecked Sendable {
         try self.init(owning: key)
     }
 
+    /// Loads an unencrypted PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`, the form of App
+    /// Store Connect's `.p8` files) on P-256. Anything else is refused with the reason, never with
+    /// the key's bytes; the decoded key material is wiped once libcrypto holds the key.
+    public convenience init(pkcs8PEM pem: [UInt8]) throws(PrivateKeyError) {
+        OpenSSLErrorQueue.clear()
+        var label: UnsafeMutablePointer<CChar>?
+        var header: UnsafeMutablePointer<CChar>?
+        var data: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        let read: Int32
+        do {
+            read = try MemoryBIO.reading(pem) { bio in PEM_read_bio(bio, &label, &header, &data, &length) }
+        } catch {
+            throw .unreadable(reason: "out of memory")
+        }
+        defer {
+            depot_openssl_free(label)
+            depot_openssl_free(header)
+            if let data { depot_openssl_clear_free(data, length) }
+        }
+        guard read == 1, let label, let data else {
+            OpenSSLErrorQueue.clear()
+            // A BEGIN line whose block does not decode (bad base64, no END line) is damage, not another format.
+            if pem.firstRange(of: Array("-----BEGIN".utf8)) != nil { throw .unreadable(reason: "the PEM block does not decode") }
+            throw .notPEM
+        }
+        switch String(cString: label) {
+        case "PRIVATE KEY": break
+        case "ENCRYPTED PRIVATE KEY": throw .encrypted
+        case let other: throw .notPKCS8(label: other)
+        }
+        var cursor: UnsafePointer<UInt8>? = UnsafePointer(data)
+        guard let info = d2i_PKCS8_PRIV_KEY_INFO(nil, &cursor, length) else {
+            throw .unreadable(reason: OpenSSLErrorQueue.drain() ?? "not a PrivateKeyInfo")
+        }
+        defer { PKCS8_PRIV_KEY_INFO_free(info) }
+        guard cursor == UnsafePointer(data) + length else { throw .unreadable(reason: "bytes after the PrivateKeyInfo") }
+        guard let key = EVP_PKCS82PKEY(info) else {
+            throw .unreadable(reason: OpenSSLErrorQueue.drain() ?? "unsupported key algorithm")
+        }
+        let probe = PublicKey(describing: key)
+        guard probe.isP256 else {
+            EVP_PKEY_free(key)
+            throw .notP256(found: probe.curveName ?? probe.algorithmName)
+        }
+        do {
+            try self.init(owning: key)
+        } catch {
+            throw .unreadable(reason: (error as? CryptoError)?.reason ?? "the public key cannot be derived")
+        }
+    }
+
     /// The key as unencrypted PKCS#8 DER.
     public var pkcs8DER: [UInt8] {
         guard let bio = try? MemoryBIO(),

@@ -28,6 +28,13 @@ public final class PublicKey: @unchecked Sendable {
         }
     }
 
+    /// Describes a key owned elsewhere (type and curve), e.g. a private key checked before it is
+    /// adopted; takes a reference of its own.
+    convenience init(describing pointer: OpaquePointer) {
+        EVP_PKEY_up_ref(pointer)
+        self.init(owning: pointer)
+    }
+
     /// Parses a DER SubjectPublicKeyInfo (RFC 5280 §4.1.2.7).
     public convenience init(spkiDER: [UInt8]) throws {
         let key: OpaquePointer? = spkiDER.withUnsafeBufferPointer { buffer in
