@@ -4,7 +4,6 @@ public import Foundation
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
 #endif
-import Synchronization
 
 /// Where and how to call Apple's `verifyReceipt` (spec §3, §4.2).
 public struct ReceiptVerifierConfiguration: Sendable {
@@ -54,85 +53,28 @@ public final class ReceiptVerifier: Sendable {
     private let observer: CallObserver?
     /// Where the calls to Apple run (the server passes its worker pool); nil: plain tasks.
     private let executor: (any TaskExecutor)?
-    private let cache = Mutex<[String: (expires: Date, result: ReceiptVerification)]>([:])
-    /// Callers waiting for a call to Apple that another caller is making for the same receipt.
-    private let inFlight = Mutex<[String: [CheckedContinuation<ReceiptVerification, Never>]]>([:])
+    private let cache: SharedResultCache<ReceiptVerification>
 
     public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil,
                 executor: (any TaskExecutor)? = nil) {
         self.configuration = configuration
         self.executor = executor
-        if let session {
-            self.session = session
-        } else {
-            let sessionConfiguration = URLSessionConfiguration.ephemeral
-            sessionConfiguration.timeoutIntervalForRequest = Self.sessionTimeout(configuration.timeout)
-            sessionConfiguration.timeoutIntervalForResource = Self.sessionTimeout(configuration.timeout)
-            // Each call waits on Apple (~100 ms or more): as many calls in flight as clients waiting, within reason.
-            sessionConfiguration.httpMaximumConnectionsPerHost = 256
-            self.session = URLSession(configuration: sessionConfiguration)
+        self.session = session ?? AppleHTTPCall.makeSession(timeout: configuration.timeout)
+        cache = SharedResultCache(lifetime: configuration.cacheLifetime, capacity: configuration.cacheCapacity) { result in
+            switch result {
+            case .valid, .invalid: true  // final answers; never a transient failure
+            case .unavailable, .misconfigured: false
+            }
         }
         self.observer = observer
-    }
-
-    /// URLSession's own limit, kept above `timeout`: swift-corelibs-foundation truncates request timeouts
-    /// to whole seconds (0.5 s becomes 0 and every call fails at once; 1.5 s becomes 1 s), so the exact
-    /// limit is enforced by `call`'s own timer and URLSession's only backs it up.
-    static func sessionTimeout(_ timeout: Double) -> Double {
-        timeout.rounded(.up) + 1
     }
 
     /// Validates base64 receipt data with Apple.
     public func verify(receiptData: String, now: Date = Date()) async -> ReceiptVerification {
         let key = Hex.encode(SHA256.hash(Array(receiptData.utf8)))
-        if let hit = cache.withLock({ $0[key] }), hit.expires > now { return hit.result }
-        // The first caller asks Apple; identical requests meanwhile wait for its answer instead of asking again.
-        let result: ReceiptVerification
-        let isFirst = inFlight.withLock { table -> Bool in
-            if table[key] != nil { return false }
-            table[key] = []
-            return true
-        }
-        if isFirst {
-            result = await resolve(receiptData: receiptData)
-            // Cache first, then release the waiters: a caller arriving in between finds the answer cached.
-            store(result, key: key, now: now)
-            let waiters = inFlight.withLock { $0.removeValue(forKey: key) } ?? []
-            for waiter in waiters { waiter.resume(returning: result) }
-        } else {
-            result = await withCheckedContinuation { (continuation: CheckedContinuation<ReceiptVerification, Never>) in
-                let queued = inFlight.withLock { table -> Bool in
-                    guard table[key] != nil else { return false }
-                    table[key]!.append(continuation)
-                    return true
-                }
-                if !queued {
-                    // The first call finished in between: its answer is cached, unless it was not cacheable.
-                    // An expired entry is no answer (the first call's result was not cacheable and an old one remains).
-                    if let hit = cache.withLock({ $0[key] }), hit.expires > now { continuation.resume(returning: hit.result) } else {
-                        continuation.resume(returning: .unavailable(appleStatus: nil, reason: "a concurrent identical request failed; try again"))
-                    }
-                }
-            }
-        }
-        return result
-    }
-
-    /// Keeps final answers (valid or invalid) for `cacheLifetime`; never a transient failure.
-    private func store(_ result: ReceiptVerification, key: String, now: Date) {
-        switch result {
-        case .valid, .invalid:
-            // The same clock as the lookup above (`now`), so an injected clock governs both.
-            let expires = now.addingTimeInterval(configuration.cacheLifetime)
-            cache.withLock { table in
-                if table.count >= configuration.cacheCapacity {
-                    table = table.filter { $0.value.expires > now }
-                    if table.count >= configuration.cacheCapacity { table.removeAll() }
-                }
-                table[key] = (expires, result)
-            }
-        case .unavailable, .misconfigured:
-            break
+        return await cache.value(for: key, now: now,
+                                 whenSharedFailed: .unavailable(appleStatus: nil, reason: "a concurrent identical request failed; try again")) {
+            await resolve(receiptData: receiptData)
         }
     }
 
@@ -185,28 +127,6 @@ public final class ReceiptVerifier: Sendable {
         }
     }
 
-    /// Starts work on `executor` when one is given (the server's worker pool), else as a plain task.
-    private static func spawn(on executor: (any TaskExecutor)?, _ work: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        if let executor { return Task(executorPreference: executor) { await work() } }
-        return Task { await work() }
-    }
-
-    /// Resumes a continuation with the first answer only.
-    private final class FirstAnswer: Sendable {
-        private let continuation: Mutex<CheckedContinuation<Answer, Never>?>
-
-        init(_ continuation: CheckedContinuation<Answer, Never>) {
-            self.continuation = Mutex(continuation)
-        }
-
-        func resume(_ answer: Answer) {
-            continuation.withLock { pending in
-                pending?.resume(returning: answer)
-                pending = nil
-            }
-        }
-    }
-
     private enum Answer: Sendable {
         case response(VerifyReceiptResponse, httpStatus: Int)
         case failed(httpStatus: Int?, reason: String)
@@ -217,41 +137,21 @@ public final class ReceiptVerifier: Sendable {
         let url = endpoint == .production ? configuration.productionURL : configuration.sandboxURL
         var body: [String: Any] = ["receipt-data": receiptData, "exclude-old-transactions": true]
         if let secret = configuration.sharedSecret { body["password"] = secret }
-        let bodyData = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = (try? JSONSerialization.data(withJSONObject: body)) ?? Data()
         let started = Date()
-        let session = self.session
-        let timeout = configuration.timeout
-        // The request and the timer race; the loser is not waited for. The request is never cancelled:
-        // cancelling URLSession tasks races inside swift-corelibs-foundation on Linux (a crash), so a late
-        // answer is simply dropped, and URLSession's own timeout bounds it.
-        let executor = self.executor
-        let answer: Answer = await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
-            let gate = FirstAnswer(continuation)
-            let timer = Self.spawn(on: executor) {
-                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                if !Task.isCancelled { gate.resume(.failed(httpStatus: nil, reason: "Apple did not answer within \(timeout) s")) }
+        let answer: Answer
+        switch await AppleHTTPCall.perform(request, session: session, timeout: configuration.timeout, executor: executor) {
+        case .answered(let httpStatus, let data, _):
+            if let parsed = try? VerifyReceiptResponse(json: data) {
+                answer = .response(parsed, httpStatus: httpStatus)
+            } else {
+                answer = .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
             }
-            _ = Self.spawn(on: executor) {
-                var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData,
-                                         timeoutInterval: Self.sessionTimeout(timeout))
-                request.httpMethod = "POST"
-                request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-                request.httpBody = bodyData
-                let result: Answer
-                do {
-                    let (data, response) = try await session.data(for: request)
-                    let httpStatus = (response as? HTTPURLResponse)?.statusCode ?? 0
-                    if let parsed = try? VerifyReceiptResponse(json: data) {
-                        result = .response(parsed, httpStatus: httpStatus)
-                    } else {
-                        result = .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
-                    }
-                } catch {
-                    result = .failed(httpStatus: nil, reason: "no answer from Apple: \(error.localizedDescription)")
-                }
-                gate.resume(result)
-                timer.cancel()
-            }
+        case .noAnswer(let reason, _):
+            answer = .failed(httpStatus: nil, reason: reason)
         }
         let seconds = Date().timeIntervalSince(started)
         switch answer {
