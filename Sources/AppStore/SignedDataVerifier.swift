@@ -17,6 +17,7 @@ public import Foundation
 /// 6. `oid`: leaf carries `1.2.840.113635.100.6.11.1`, intermediate `1.2.840.113635.100.6.2.1`.
 /// 7. `signature`: ES256 over the ASCII `header.payload` with the leaf key.
 /// 8. `bundle`: the payload's bundle ID is the configured one (not for renewal info).
+///    `app_id`: with an app Apple ID configured, a Production notification carries that one.
 /// 9. `environment`: Production always; Sandbox only when allowed; Xcode, LocalTesting and
 ///    unknown values never.
 ///
@@ -50,16 +51,19 @@ public struct SignedDataVerifier: Sendable {
     public let bundleID: String
     /// Whether Sandbox payloads are accepted.
     public let allowSandbox: Bool
+    /// The app's Apple ID (`--apple-app-id`): when set, Production notifications must carry it.
+    public let appAppleID: Int64?
     /// Which time chains are validated at.
     public let chainValidationTime: ChainValidationTime
     private let chainVerifier: CertificateChainVerifier
     private let cache: VerifiedChainCache
 
     /// Creates a verifier trusting exactly `trustedRoots` (e.g. `AppleRootCertificates.rootCAG3()`).
-    public init(trustedRoots: [X509Certificate], bundleID: String, allowSandbox: Bool,
+    public init(trustedRoots: [X509Certificate], bundleID: String, allowSandbox: Bool, appAppleID: Int64? = nil,
                 chainValidationTime: ChainValidationTime = .signedDate) {
         self.bundleID = bundleID
         self.allowSandbox = allowSandbox
+        self.appAppleID = appAppleID
         self.chainValidationTime = chainValidationTime
         chainVerifier = CertificateChainVerifier(trustedRoots: trustedRoots)
         cache = VerifiedChainCache()
@@ -146,7 +150,15 @@ public struct SignedDataVerifier: Sendable {
                 throw .invalid(.bundle, detail: "bundleId \"\(bundleId)\" is not \"\(bundleID)\"")
             }
         }
-        let environment = try acceptedEnvironment(facts.environment(for: kind))
+        let declaredEnvironment = facts.environment(for: kind)
+        // Like Apple's library: only Production data is held to the app's Apple ID (Sandbox data may lack it).
+        if let appAppleID, kind == .notification, declaredEnvironment == .production {
+            let carried = facts.appAppleId(for: kind)
+            guard carried == appAppleID else {
+                throw .invalid(.app_id, detail: "appAppleId \(carried.map(String.init) ?? "missing") is not \(appAppleID)")
+            }
+        }
+        let environment = try acceptedEnvironment(declaredEnvironment)
         return VerifiedSignedData(payload: token.payload, signedDate: facts.signedDateValue,
                                   chainValidationTime: validationTime, environment: environment,
                                   bundleId: bundleId, signingCertificate: leaf)

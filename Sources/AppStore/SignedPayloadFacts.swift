@@ -8,12 +8,14 @@ struct SignedPayloadFacts: Decodable {
     struct AppData: Decodable {
         var bundleId: String?
         var environment: String?
+        var appAppleId: Int64?
     }
 
     /// `externalPurchaseToken` of a notification.
     struct ExternalPurchaseToken: Decodable {
         var bundleId: String?
         var externalPurchaseId: String?
+        var appAppleId: Int64?
     }
 
     /// Milliseconds since 1970, possibly fractional.
@@ -43,6 +45,13 @@ struct SignedPayloadFacts: Decodable {
         case .renewalInfo: nil
         case .notification: data?.bundleId ?? summary?.bundleId ?? externalPurchaseToken?.bundleId
         }
+    }
+
+    /// The app's Apple ID a notification carries (in `data`, `summary` or `externalPurchaseToken`);
+    /// nil for the other kinds, which have none.
+    func appAppleId(for kind: SignedDataKind) -> Int64? {
+        guard kind == .notification else { return nil }
+        return data?.appAppleId ?? summary?.appAppleId ?? externalPurchaseToken?.appAppleId
     }
 
     /// The environment by payload kind. An external purchase token has no environment field: its

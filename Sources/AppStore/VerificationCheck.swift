@@ -18,6 +18,9 @@ public enum VerificationCheck: String, Sendable, CaseIterable {
     case signature
     /// The payload is for another bundle ID.
     case bundle
+    /// Production data that carries an `appAppleId` (a notification's `data`, an API answer) carries
+    /// another one than the configured `--apple-app-id`.
+    case app_id
     /// The environment is not accepted (Xcode, LocalTesting, unknown, or Sandbox when not allowed).
     case environment
 }

@@ -1,0 +1,38 @@
+/// Maps one App Store Server API answer to what the client does next (spec §2).
+///
+/// | answer | outcome |
+/// |---|---|
+/// | 2xx | `success` |
+/// | 404 with `4040010` (transaction ID not found) | `transactionNotFound`: ask sandbox, when allowed |
+/// | 5xx, 429, error codes 4040002, 4040004, 4040006, 5000001 | `retryable` (one retry after a short backoff) |
+/// | 401, 403 | `misconfigured` (key, key ID, issuer or bundle refused) |
+/// | any other 4xx with an Apple `errorCode` | `invalid` (the request's data is wrong: an unknown or malformed ID…) |
+/// | any other status, or a 4xx without an Apple error body | `misconfigured` (not Apple's API at that URL) |
+enum ServerAPIStatusPolicy {
+    /// What to do with one answer.
+    enum Outcome: Equatable {
+        case success
+        case transactionNotFound
+        case retryable
+        case misconfigured
+        case invalid
+    }
+
+    /// Error codes Apple marks as retryable: account, app and original transaction not found
+    /// (yet), and a general internal error.
+    static let retryableErrorCodes: Set<Int> = [4_040_002, 4_040_004, 4_040_006, 5_000_001]
+    /// Transaction ID not found.
+    static let transactionNotFoundCode = 4_040_010
+
+    static func classify(httpStatus: Int, errorCode: Int?) -> Outcome {
+        if let errorCode, retryableErrorCodes.contains(errorCode) { return .retryable }
+        switch httpStatus {
+        case 200..<300: return .success
+        case 401, 403: return .misconfigured
+        case 404 where errorCode == transactionNotFoundCode: return .transactionNotFound
+        case 429, 500..<600: return .retryable
+        case 400..<500: return errorCode == nil ? .misconfigured : .invalid
+        default: return .misconfigured
+        }
+    }
+}
