@@ -3,10 +3,12 @@ import HTTP
 import Server
 import Synchronization
 
-/// A loopback stand-in for Apple's `verifyReceipt` (tests and `depot demo`): it issues opaque receipts and
-/// answers for them the way Apple does — numbers and dates as strings, `21007` for a sandbox receipt sent to
-/// production, `21008` the other way round, `21004` for a wrong shared secret — with scripted statuses,
-/// HTTP errors and delays on demand. Depot talks to it over plain HTTP exactly as to Apple; only the URLs differ.
+/// A loopback stand-in for the App Store (tests, benchmarks and `depot demo`). It answers `verifyReceipt`
+/// for the opaque receipts it issues the way Apple does — numbers and dates as strings, `21007` for a
+/// sandbox receipt sent to production, `21008` the other way round, `21004` for a wrong shared secret —
+/// with scripted statuses, HTTP errors and delays on demand; and it serves the App Store Server API
+/// (`serverAPI`, below `apiURL` and `apiSandboxURL`). Depot talks to it over plain HTTP exactly as to
+/// Apple; only the URLs differ.
 public final class SimulatedAppStore: Sendable {
     public enum Environment: String, Sendable {
         case production = "Production"
@@ -81,14 +83,29 @@ public final class SimulatedAppStore: Sendable {
     /// Delay added to every answer (seconds), e.g. 0.1 for the benchmark.
     public let responseDelay: Double
 
+    /// The simulated App Store Server API: its transactions, receipts, notifications and keys.
+    public let serverAPI: SimulatedServerAPI
+
     public var productionURL: URL { URL(string: "http://\(server.address)/verifyReceipt")! }
     public var sandboxURL: URL { URL(string: "http://\(server.address)/sandbox/verifyReceipt")! }
+    /// The Server API's production base URL (`--apple-api-url`).
+    public var apiURL: URL { URL(string: "http://\(server.address)")! }
+    /// The Server API's sandbox base URL (`--apple-api-sandbox-url`).
+    public var apiSandboxURL: URL { URL(string: "http://\(server.address)/sandbox")! }
 
-    /// Starts the store on a free loopback port.
-    public init(bundleID: String, sharedSecret: String? = nil, responseDelay: Double = 0) throws {
+    /// Starts the store on a free loopback port. The Server API signs with `pki` (by default a fresh
+    /// one valid from two years before `now()` to ten years after), puts `appAppleID` into its
+    /// Production data, and reads time from `now` (token checks, dates of what it records).
+    public init(bundleID: String, sharedSecret: String? = nil, responseDelay: Double = 0, appAppleID: Int64 = 1_234_567_890,
+                pki: TestPKI? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.bundleID = bundleID
         self.sharedSecret = sharedSecret
         self.responseDelay = responseDelay
+        let start = now()
+        let signingPKI = try pki ?? TestPKI.generate(validFrom: start.addingTimeInterval(-2 * 365 * 86_400),
+                                                    validUntil: start.addingTimeInterval(10 * 365 * 86_400))
+        serverAPI = try SimulatedServerAPI(bundleID: bundleID, appAppleID: appAppleID, pki: signingPKI,
+                                           responseDelay: responseDelay, now: now)
         let responder = SimulatedAppStoreResponder()
         server = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 1), responder: responder)
         responder.store.withLock { $0 = self }
@@ -97,6 +114,7 @@ public final class SimulatedAppStore: Sendable {
     /// Stops the store. Answers still waiting out a delay are sent at once, so stopping never waits for them.
     public func stop() async {
         state.withLock { $0.stopping = true }
+        serverAPI.stopping.store(true, ordering: .relaxed)
         server.stop()
         await server.stopped()
     }
@@ -248,26 +266,5 @@ public final class SimulatedAppStore: Sendable {
     static func json(_ object: [String: Any]) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
         return Response(status: 200, headers: ["Content-Type": "application/json"], body: .bytes([UInt8](data)))
-    }
-}
-
-/// Routes `POST /verifyReceipt` and `POST /sandbox/verifyReceipt` to the store.
-final class SimulatedAppStoreResponder: Responder {
-    let store = Mutex<SimulatedAppStore?>(nil)
-
-    func handle(_ head: RequestHead, context: RequestContext) -> Handling {
-        let sandbox: Bool
-        if head.pathIs("/verifyReceipt") { sandbox = false } else if head.pathIs("/sandbox/verifyReceipt") { sandbox = true } else {
-            return .reply(.response(Response(status: 404)))
-        }
-        guard head.method == .post else { return .reply(.response(Response(status: 405, headers: ["Allow": "POST"]))) }
-        guard let store = store.withLock({ $0 }) else { return .reply(.response(Response(status: 503))) }
-        return .collectBody(limit: 4 << 20) { body in
-            .later { await store.answer(body: body, sandboxEndpoint: sandbox) }
-        }
-    }
-
-    func errorResponse(status: Int, code: String, message: String) -> Response {
-        Response(status: status, body: .bytes(Array(message.utf8)))
     }
 }

@@ -1,0 +1,58 @@
+public import Foundation
+
+/// A purchase the simulated App Store knows: it shows up in the customer's transaction history, in
+/// subscription statuses (auto-renewables, with their renewals), in app receipts the store mints,
+/// and in notifications about it.
+public struct SimulatedTransaction: Sendable, Equatable {
+    /// The product types, by their wire names.
+    public enum ProductType: String, Sendable {
+        case consumable = "Consumable"
+        case nonConsumable = "Non-Consumable"
+        case autoRenewable = "Auto-Renewable Subscription"
+        case nonRenewing = "Non-Renewing Subscription"
+    }
+
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var productID: String
+    public var type: ProductType
+    public var environment: SimulatedAppStore.Environment
+    /// Whose purchase it is: Get Transaction History answers with every transaction of the customer.
+    public var customer: String
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date
+    public var expiresDate: Date?
+    public var revocationDate: Date?
+    /// 0 other, 1 an issue with the app.
+    public var revocationReason: Int?
+    public var quantity: Int
+    /// `PURCHASE` or `RENEWAL`.
+    public var transactionReason: String
+    /// Subscriptions: the group, and the line item of this period.
+    public var subscriptionGroupIdentifier: String?
+    public var webOrderLineItemID: String?
+    public var appAccountToken: String?
+
+    /// The StoreKit 2 payload of this transaction (dates as integer milliseconds), signed at `signedDate`.
+    func payload(bundleID: String, signedDate: Date) -> [String: Any] {
+        var object: [String: Any] = [
+            "transactionId": transactionID, "originalTransactionId": originalTransactionID, "bundleId": bundleID,
+            "productId": productID, "purchaseDate": Self.milliseconds(purchaseDate),
+            "originalPurchaseDate": Self.milliseconds(originalPurchaseDate), "signedDate": Self.milliseconds(signedDate),
+            "type": type.rawValue, "environment": environment.rawValue, "quantity": quantity,
+            "inAppOwnershipType": "PURCHASED", "transactionReason": transactionReason, "storefront": "USA", "storefrontId": "143441",
+        ]
+        object["expiresDate"] = expiresDate.map(Self.milliseconds)
+        object["revocationDate"] = revocationDate.map(Self.milliseconds)
+        object["revocationReason"] = revocationReason
+        object["subscriptionGroupIdentifier"] = subscriptionGroupIdentifier
+        object["webOrderLineItemId"] = webOrderLineItemID
+        object["appAccountToken"] = appAccountToken
+        return object
+    }
+
+    /// App Store time: integer milliseconds since 1970.
+    static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+}
