@@ -8,8 +8,9 @@ import Foundation
 /// - an **app receipt** is base64 of a PKCS#7 `SignedData` (read with libcrypto's `d2i_PKCS7`) whose
 ///   content is a DER `SET` of `SEQUENCE {type INTEGER, version INTEGER, value OCTET STRING}`; each
 ///   in-app purchase is a type-17 record holding the same structure, where type 1703 is the
-///   transaction ID and 1705 the original one (UTF8String). The first purchase's ID is taken: any
-///   one of them opens the customer's whole history. The PKCS#7 signature is not checked: the
+///   transaction ID and 1705 the original one (UTF8String). The first purchase's original
+///   transaction ID is taken (its transaction ID when it has none): any ID of the customer opens the
+///   whole history, and the original one is the ID that stays the same across renewals. The PKCS#7 signature is not checked: the
 ///   receipt only names a transaction, and trust comes from the verified signed transactions of
 ///   Apple's answer.
 /// - an **iOS 6 transaction receipt** is base64 of an old-style property list whose
@@ -55,7 +56,7 @@ public enum LegacyReceiptReader {
             guard let fields = try? ASN1RecordSet.parse(record.value) else {
                 return .notAReceipt(reason: "an in-app purchase record is not an attribute set")
             }
-            let id = text(of: AttributeType.transactionID, in: fields) ?? text(of: AttributeType.originalTransactionID, in: fields)
+            let id = text(of: AttributeType.originalTransactionID, in: fields) ?? text(of: AttributeType.transactionID, in: fields)
             guard let id, !id.isEmpty else {
                 return .notAReceipt(reason: "an in-app purchase record has no transaction ID")
             }

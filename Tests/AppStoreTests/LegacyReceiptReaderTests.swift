@@ -1,0 +1,91 @@
+import AppStore
+import AppStoreSimulator
+import Foundation
+import Testing
+
+/// Transaction IDs out of real legacy receipts and the simulator's minted ones (spec §3 step 1).
+struct LegacyReceiptReaderTests {
+    /// Each real receipt and the IDs the vector README lists for it (any one opens the history).
+    static let realReceipts: [(String, Set<String>)] = [
+        ("real-receipts/xcode-app-receipt-legacy", ["2000000909538865"]),
+        ("real-receipts/itunes-iap-legacy-transaction-receipt", ["1000000056161764"]),
+        ("real-receipts/receipt-production", ["340001196262039", "340001237736590", "340001264290434", "340001311555626"]),
+        ("real-receipts/receipt-sandbox-g5", ["2000001092134138", "2000001092148094"]),
+        ("real-receipts/receipt-sandbox-legacy", ["1000000603177571"]),
+        ("apple-library/xcode/xcode-app-receipt-with-transaction", ["0"]),
+        ("apple-library/mock_signed_data/legacyTransaction", ["33993399"]),
+    ]
+
+    @Test(arguments: realReceipts)
+    func realReceiptYieldsOneOfItsTransactionIDs(file: String, ids: Set<String>) throws {
+        let result = LegacyReceiptReader.transactionID(fromBase64: try Fixtures.text(file))
+        guard case .found(let id) = result else {
+            Issue.record("\(file): \(result)")
+            return
+        }
+        #expect(ids.contains(id), "\(file) gave \(id)")
+    }
+
+    @Test func legacyReceiptGivesItsOnlyTransaction() throws {
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try Fixtures.text("real-receipts/xcode-app-receipt-legacy"))
+            == .found("2000000909538865"))
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try Fixtures.text("real-receipts/itunes-iap-legacy-transaction-receipt"))
+            == .found("1000000056161764"))
+    }
+
+    @Test func receiptWithoutPurchasesHasNone() throws {
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try Fixtures.text("apple-library/xcode/xcode-app-receipt-empty")) == .noPurchase)
+    }
+
+    @Test func base64WithLineBreaksIsAccepted() throws {
+        let text = try Fixtures.text("real-receipts/xcode-app-receipt-legacy")
+        let wrapped = stride(from: 0, to: text.count, by: 76).map { offset -> String in
+            let start = text.index(text.startIndex, offsetBy: offset)
+            return String(text[start..<(text.index(start, offsetBy: 76, limitedBy: text.endIndex) ?? text.endIndex)])
+        }.joined(separator: "\r\n")
+        #expect(LegacyReceiptReader.transactionID(fromBase64: wrapped) == .found("2000000909538865"))
+    }
+
+    static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+
+    static let notReceipts: [(String, String)] = [
+        ("empty", ""),
+        ("not base64", "not*base64!"),
+        ("base64 of text", base64("hello, world")),
+        ("a JSON receipt of the verifyReceipt simulator", base64("{\"simulated-receipt\":\"x\"}")),
+        ("a property list without purchase-info", base64("{ \"signature\" = \"AAAA\"; }")),
+        ("purchase-info that is not base64", base64("{ \"purchase-info\" = \"***\"; }")),
+        ("purchase-info without transaction-id", base64("{ \"purchase-info\" = \"\(base64("{ \"bid\" = \"x\"; }"))\"; }")),
+        ("DER that is not PKCS#7", Data([0x30, 0x03, 0x02, 0x01, 0x01]).base64EncodedString()),
+        ("a nested list", base64("{ \"purchase-info\" = ( \"a\" ); }")),
+    ]
+
+    @Test(arguments: notReceipts)
+    func anythingElseIsNotAReceipt(name: String, receipt: String) {
+        guard case .notAReceipt(let reason) = LegacyReceiptReader.transactionID(fromBase64: receipt) else {
+            Issue.record("\(name) was read as a receipt")
+            return
+        }
+        #expect(!reason.isEmpty && (receipt.isEmpty || !reason.contains(receipt)))
+    }
+
+    @Test func deeplyNestedPropertyListIsRefusedQuickly() {
+        let hostile = Self.base64(String(repeating: "(", count: 200_000))
+        #expect(LegacyReceiptReader.transactionID(fromBase64: hostile) != .noPurchase)
+    }
+
+    @Test func mintedReceiptsAreRead() async throws {
+        let store = try SimulatedAppStore(bundleID: "com.example.depot")
+        let api = store.serverAPI
+        let first = api.purchase("com.example.depot.level2", customer: "ada")
+        api.purchase("com.example.depot.level3", customer: "ada")
+        let sandbox = api.purchase("com.example.depot.level2", customer: "bob", environment: .sandbox)
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try api.appReceipt(for: "ada")) == .found(first.transactionID))
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try api.appReceipt(for: "bob", environment: .sandbox))
+            == .found(sandbox.transactionID))
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try api.appReceipt(transactionIDs: [])) == .noPurchase)
+        #expect(LegacyReceiptReader.transactionID(fromBase64: try #require(try api.transactionReceipt(sandbox.transactionID)))
+            == .found(sandbox.transactionID))
+        await store.stop()
+    }
+}
