@@ -12,25 +12,37 @@ public struct SimulatedTransaction: Sendable, Equatable {
         case nonRenewing = "Non-Renewing Subscription"
     }
 
+    /// This transaction's ID.
     public var transactionID: String
+    /// The first transaction of the purchase (renewals keep it).
     public var originalTransactionID: String
+    /// The product bought.
     public var productID: String
+    /// The product's type.
     public var type: ProductType
+    /// Where it was bought.
     public var environment: SimulatedAppStore.Environment
     /// Whose purchase it is: Get Transaction History answers with every transaction of the customer.
     public var customer: String
+    /// When this transaction was charged.
     public var purchaseDate: Date
+    /// When the original transaction was charged.
     public var originalPurchaseDate: Date
+    /// When a subscription period ends.
     public var expiresDate: Date?
+    /// When Apple refunded or revoked it.
     public var revocationDate: Date?
     /// 0 other, 1 an issue with the app.
     public var revocationReason: Int?
+    /// Items bought.
     public var quantity: Int
     /// `PURCHASE` or `RENEWAL`.
     public var transactionReason: String
     /// Subscriptions: the group, and the line item of this period.
     public var subscriptionGroupIdentifier: String?
+    /// The subscription period's line item.
     public var webOrderLineItemID: String?
+    /// The UUID the app attached to the purchase.
     public var appAccountToken: String?
 
     /// The StoreKit 2 payload of this transaction (dates as integer milliseconds), signed at `signedDate`.
