@@ -185,15 +185,16 @@ import Testing
     @Test func slowAppleTimesOutAfterOneRetry() async throws {
         let outcomes = Outcomes()
         try await Self.withStore(timeout: 0.3, observer: { outcome, _ in outcomes.append(outcome) }) { store, verifier in
-            let receipt = store.issueReceipt([Self.purchase()], behaviour: .init(delay: 30))
+            let receipt = store.issueReceipt([Self.purchase()], behaviour: .init(delay: 300))
             let started = Date()
             let result = await verifier.verify(receiptData: receipt)
             let elapsed = Date().timeIntervalSince(started)
             #expect(result.kind == .unavailable, "\(result)")
-            // Each attempt waited its 0.3 s (not less), and neither waited for Apple's 30 s (the wide margin
-            // absorbs a saturated machine, where timers fire late; stopping the store releases the held answer).
+            // Each attempt waited its 0.3 s (not less), and neither waited for Apple's 300 s (the wide margin
+            // absorbs a saturated machine, where timers fire late: the full suite has seen them 35 s late while
+            // other tests block the cooperative pool; stopping the store releases the held answer).
             #expect(elapsed >= 0.55)
-            #expect(elapsed < 15)
+            #expect(elapsed < 150)
             #expect(store.calls(forReceipt: receipt) == 2)
             #expect(outcomes.list == ["no_answer", "no_answer"])
         }
