@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .executable(name: "depot", targets: ["depot"]),
-        .library(name: "DepotClient", targets: ["DepotClient"]),
+        .library(name: "DepotClient", targets: ["DepotClient", "DepotWire"]),
     ],
     targets: [
         // C faces: module maps and one shim header each, nothing else.
@@ -27,8 +27,10 @@ let package = Package(
         .target(name: "ArgumentParsing"),
         // The epoll engine.
         .target(name: "Server", dependencies: ["HTTP", "CLinux"]),
+        // The wire formats and URL paths shared by server and client (Foundation only).
+        .target(name: "DepotWire"),
         // The domain, free of I/O.
-        .target(name: "DepotCore"),
+        .target(name: "DepotCore", dependencies: ["DepotWire"]),
         // libcrypto's Swift face: digests, HMAC, ECDSA, X.509.
         .target(name: "DepotCrypto", dependencies: ["COpenSSL"]),
         // Apple: JWS verification and the verifyReceipt client.
@@ -37,15 +39,15 @@ let package = Package(
         .target(name: "Ledger", dependencies: ["CSQLite"]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
         .target(name: "DepotServer", dependencies: [
-            "HTTP", "Server", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "Platform", "ArgumentParsing",
+            "HTTP", "Server", "DepotWire", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "Platform", "ArgumentParsing",
         ]),
         // A simulated App Store for tests and `depot demo`.
         .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto"]),
         // The client library (Foundation only; builds for iOS/macOS too).
-        .target(name: "DepotClient"),
+        .target(name: "DepotClient", dependencies: ["DepotWire"]),
         // The commands of `depot` (a library, so the test publisher can run `publish` with injected hooks).
         .target(name: "DepotCommands", dependencies: [
-            "ArgumentParsing", "DepotServer", "DepotClient", "AppStoreSimulator", "DepotCore", "DepotCrypto", "Platform",
+            "ArgumentParsing", "DepotServer", "DepotClient", "DepotWire", "AppStoreSimulator", "DepotCore", "DepotCrypto", "Platform",
         ]),
         .executableTarget(name: "depot", dependencies: ["DepotCommands"]),
 
@@ -65,16 +67,17 @@ let package = Package(
         .testTarget(name: "ArgumentParsingTests", dependencies: ["ArgumentParsing"]),
         .testTarget(name: "PlatformTests", dependencies: ["Platform", "DepotTestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["Server", "HTTP", "DepotTestSupport"]),
-        .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "DepotWireTests", dependencies: ["DepotWire"]),
+        .testTarget(name: "DepotCoreTests", dependencies: ["DepotCore", "DepotWire"], resources: [.copy("Fixtures")]),
         .testTarget(name: "DepotCryptoTests", dependencies: ["DepotCrypto"]),
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore", "DepotTestSupport",
                                                        "HTTP", "Server"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
-        .testTarget(name: "DepotClientTests", dependencies: ["DepotClient"]),
+        .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",
-            "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform",
+            "DepotWire", "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform",
         ]),
     ],
     swiftLanguageModes: [.v6]

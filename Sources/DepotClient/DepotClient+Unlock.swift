@@ -1,4 +1,5 @@
 public import Foundation
+import DepotWire
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -15,17 +16,17 @@ extension DepotClient {
 
     /// Like ``unlock(receipt:account:)`` with the receipt already in base64.
     public func unlock(receiptBase64: String, account: String? = nil) async throws -> UnlockResult {
-        try await postReceipts(UnlockRequest(receipt: receiptBase64, transactions: nil, account: account))
+        try await postReceipts(PurchaseRequest(receipt: receiptBase64, account: account))
     }
 
     /// Validates StoreKit 2 signed transactions (`Transaction.jwsRepresentation`) on the server:
     /// `POST /v1/receipts {"transactions": [...], "account": ...}`. Errors as ``unlock(receipt:account:)``.
     public func unlock(transactions: [String], account: String? = nil) async throws -> UnlockResult {
-        try await postReceipts(UnlockRequest(receipt: nil, transactions: transactions, account: account))
+        try await postReceipts(PurchaseRequest(transactions: transactions, account: account))
     }
 
-    private func postReceipts(_ body: UnlockRequest) async throws -> UnlockResult {
-        var request = try transport.request("/v1/receipts", method: "POST")
+    private func postReceipts(_ body: PurchaseRequest) async throws -> UnlockResult {
+        var request = try transport.request(WirePath.receipts.pattern, method: "POST")
         request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONEncoder().encode(body)
         let answer = try await transport.send(request)
@@ -36,11 +37,4 @@ extension DepotClient {
             throw DepotClientError.invalidResponse("unlock answer: \(error)")
         }
     }
-}
-
-/// The body of `POST /v1/receipts`; absent fields are left out.
-private struct UnlockRequest: Encodable {
-    var receipt: String?
-    var transactions: [String]?
-    var account: String?
 }

@@ -1,3 +1,4 @@
+public import DepotWire
 public import Foundation
 #if canImport(FoundationNetworking)
 public import FoundationNetworking
@@ -66,12 +67,12 @@ public struct DepotClient: Sendable {
     /// Sends the cached validators; returns the cached list on `304` and when the server cannot be reached
     /// (network error or `5xx`). Throws only when there is nothing cached to fall back on.
     public func productIDs() async throws -> ProductListResponse<[String]> {
-        try await productList(path: "/products_v1.json", as: [String].self)
+        try await productList(path: WirePath.productsV1.pattern, as: ProductListV1.self)
     }
 
     /// `GET /products_v2.json`: live products with type, texts and pack; cached like ``productIDs()``.
     public func products() async throws -> ProductListResponse<ProductListV2> {
-        try await productList(path: "/products_v2.json", as: ProductListV2.self)
+        try await productList(path: WirePath.productsV2.pattern, as: ProductListV2.self)
     }
 
     private func productList<List: Decodable & Sendable>(path: String, as type: List.Type,

@@ -1,3 +1,4 @@
+import DepotWire
 public import Foundation
 
 /// Everything that can go wrong talking to a Depot server or downloading a pack.
@@ -114,8 +115,8 @@ extension DepotClientError {
     }
 }
 
-/// The spec's error body. Extra fields (`appleStatus`, `check`) are read beside `error` (where the server
-/// puts them) and, leniently, inside it.
+/// What the client reads of an error answer: the wire ``ErrorBody`` when the body is one, nothing otherwise
+/// (a proxy's HTML page, say).
 struct ServerErrorBody {
     var code: String?
     var message: String?
@@ -123,20 +124,10 @@ struct ServerErrorBody {
     var check: String?
 
     init(_ data: Data) {
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
-        let inner = root["error"] as? [String: Any] ?? [:]
-        code = inner["code"] as? String
-        message = inner["message"] as? String
-        appleStatus = Self.integer(root["appleStatus"]) ?? Self.integer(inner["appleStatus"])
-        check = root["check"] as? String ?? inner["check"] as? String
-    }
-
-    private static func integer(_ value: Any?) -> Int? {
-        switch value {
-        case let number as Int: return number
-        case let number as NSNumber: return number.intValue
-        case let text as String: return Int(text)
-        default: return nil
-        }
+        guard let body = try? JSONDecoder().decode(ErrorBody.self, from: data) else { return }
+        code = body.error.code
+        message = body.error.message
+        appleStatus = body.appleStatus
+        check = body.check
     }
 }

@@ -1,3 +1,4 @@
+import DepotWire
 public import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -105,8 +106,7 @@ public actor PackDownloader {
         self.clock = client.clock
         self.options = options
         self.renewToken = renewToken
-        let encoded = pack.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? pack
-        self.manifestPath = manifestPath ?? "/v1/packs/\(encoded)/manifest"
+        self.manifestPath = manifestPath ?? WirePath.packManifest(pack: pack)
         store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
         rate = TransferRate(timeConstant: options.rateTimeConstant)
         (events, continuation) = AsyncStream.makeStream(of: PackDownloadEvent.self)

@@ -4,6 +4,7 @@ import DepotClient
 import DepotCore
 import DepotCrypto
 import DepotServer
+import DepotWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -152,7 +153,7 @@ struct DemoCommand: Command {
                                                      purchaseDate: Date().addingTimeInterval(-600), environment: "Production",
                                                      revocationDate: Date(), revocationReason: 0)
         let payload = try signer.signedNotification(.refund, transaction: refunded, signedDate: Date())
-        var request = URLRequest(url: base.appendingPathComponent("v1/notifications/appstore"))
+        var request = URLRequest(url: base.appendingPathComponent(WirePath.notifications.pattern))
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try JSONSerialization.data(withJSONObject: ["signedPayload": payload])
@@ -160,11 +161,11 @@ struct DemoCommand: Command {
         say("   server answered \((notificationResponse as? HTTPURLResponse)?.statusCode ?? 0) once the revocation was durable")
 
         step(8, "The old token no longer opens the pack")
-        var manifestRequest = URLRequest(url: base.appendingPathComponent("v1/packs/level2/manifest"))
+        var manifestRequest = URLRequest(url: base.appendingPathComponent(WirePath.packManifest(pack: "level2")))
         manifestRequest.setValue("Bearer \(entitlement.token)", forHTTPHeaderField: "Authorization")
         let (body, refusal) = try await URLSession.shared.data(for: manifestRequest)
         let status = (refusal as? HTTPURLResponse)?.statusCode ?? 0
-        say("   GET /v1/packs/level2/manifest → \(status) \(String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        say("   GET \(WirePath.packManifest(pack: "level2")) → \(status) \(String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
         guard status == 403 else { throw Failure(description: "expected 403 revoked after the refund, got \(status)") }
         let retry = try await client.unlock(receiptBase64: receipt)
         say("   validating the receipt again: \(retry.entitlements.count) entitlements, rejected: \(retry.rejected.map { $0.reason.rawValue }.joined(separator: ", "))")

@@ -84,7 +84,9 @@ public final class DepotApp: Sendable {
         let admin = configuration.adminToken.map {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger)
         }
-        let responder = DepotResponder(store: store, packs: packs, operations: operations, purchases: purchases, admin: admin)
+        let lists = ProductListRoutes(store: store)
+        let table = try DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin).table()
+        let responder = DepotResponder(table: table, lists: lists)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port, loopCount: loops,
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),

@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 import Testing
 @testable import DepotCore

@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 import Testing
 @testable import DepotCore
@@ -197,7 +198,8 @@ import Testing
 
     @Test func encodedHasExactlyTheSpecFields() throws {
         let plan = try ChunkPlan.make(manifest: Self.threeFiles, available: Self.reserve16 + 2 * Self.mib, have: Self.mib)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(plan.encoded().utf8)) as? [String: Any])
+        let encoded = try WireJSON.encode(plan)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(encoded)) as? [String: Any])
         #expect(Set(object.keys) == ["availableBytes", "reserveBytes", "remainingBytes", "fits", "next"])
         #expect(int64(object["availableBytes"]) == Self.reserve16 + 2 * Self.mib)
         #expect(int64(object["reserveBytes"]) == Self.reserve16)
@@ -210,13 +212,14 @@ import Testing
         #expect(int64(next[0]["offset"]) == Self.mib)
         #expect(int64(next[1]["length"]) == Self.mib / 2)
         // `fits` is a JSON boolean, not a string or number.
-        #expect(plan.encoded().contains("\"fits\": false"))
+        #expect(String(decoding: encoded, as: UTF8.self).contains("\"fits\": false"))
+        #expect(try WireJSON.decode(ChunkPlan.self, from: encoded) == plan)
     }
 
     @Test func encodedEscapesPaths() throws {
         let manifest = Self.manifest([("dir/\"quoted\" ñ.bin", 10)], chunkSize: 4096)
         let plan = try ChunkPlan.make(manifest: manifest, available: 1 << 30, have: 0)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(plan.encoded().utf8)) as? [String: Any])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(try WireJSON.encode(plan))) as? [String: Any])
         let next = try #require(object["next"] as? [[String: Any]])
         #expect(next.first?["path"] as? String == "dir/\"quoted\" ñ.bin")
     }

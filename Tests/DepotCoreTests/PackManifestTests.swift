@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 import Testing
 @testable import DepotCore
@@ -77,7 +78,7 @@ import Testing
         let manifest = Self.sample()
         let decoded = try PackManifest.decode(manifest.encoded(), file: "m.json")
         #expect(decoded == manifest)
-        #expect(decoded.encoded() == manifest.encoded())
+        #expect(try decoded.encoded() == manifest.encoded())
     }
 
     /// The stored form carries the fields of spec §4.4 with the spec's names and JSON types.
@@ -201,6 +202,6 @@ import Testing
 
     @Test(arguments: pathRows)
     func safeRelativePath(_ row: PathRow) {
-        #expect(PathEncoding.isSafeRelativePath(row.path) == row.safe)
+        #expect(Identifiers.isSafeRelativePath(row.path) == row.safe)
     }
 }

@@ -217,17 +217,24 @@ struct ClientLoopbackTests {
         #expect(offline.list == online.list)
     }
 
-    @Test func theClientLibraryImportsOnlyFoundation() throws {
-        let directory = TestDepot.repositoryRoot + "/Sources/DepotClient"
-        let allowed: Set<String> = ["Foundation", "FoundationNetworking", "CryptoKit"]
+    /// The client library (`DepotClient` and the `DepotWire` it shares with the server) builds with Foundation
+    /// only, so it ships to iOS.
+    @Test(arguments: [("DepotClient", ["Foundation", "FoundationNetworking", "CryptoKit", "DepotWire"]),
+                      ("DepotWire", ["Foundation"])])
+    func theClientLibraryImportsOnlyFoundation(_ target: String, allowed: [String]) throws {
+        let directory = TestDepot.repositoryRoot + "/Sources/" + target
+        var seen = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: directory) where name.hasSuffix(".swift") {
             let text = try String(contentsOfFile: directory + "/" + name, encoding: .utf8)
             for line in text.split(separator: "\n") {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
-                guard trimmed.hasPrefix("import ") || trimmed.hasPrefix("@testable import ") || trimmed.hasPrefix("@_exported import ") else { continue }
-                let module = trimmed.split(separator: " ").last.map(String.init) ?? ""
-                #expect(allowed.contains(module), "\(name) imports \(module)")
+                let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
+                // `import X`, `public import X`, `@testable import X`, `@_exported public import X`, ...
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count,
+                      words[..<index].allSatisfy({ $0.hasPrefix("@") || ["public", "internal", "package"].contains($0) }) else { continue }
+                seen += 1
+                #expect(allowed.contains(String(words[index + 1])), "\(name) imports \(words[index + 1])")
             }
         }
+        #expect(seen > 0)
     }
 }

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 @testable import DepotServer
 import DepotTestSupport

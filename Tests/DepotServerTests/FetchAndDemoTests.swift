@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import DepotCore
+import DepotWire
 @testable import DepotServer
 import DepotCrypto
 import DepotTestSupport

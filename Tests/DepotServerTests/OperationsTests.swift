@@ -1,5 +1,6 @@
 import ArgumentParsing
 import DepotCore
+import DepotWire
 import DepotTestSupport
 import Foundation
 import HTTP

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 @testable import DepotServer
 import DepotTestSupport
@@ -27,7 +28,7 @@ import Testing
     static func editManifest(_ tree: TemporaryDirectory, _ edit: (inout PackManifest) -> Void) throws {
         var manifest = try PackManifest.decode(try #require(tree.read("content/chk/1/manifest.json")), file: "m")
         edit(&manifest)
-        tree.write("content/chk/1/manifest.json", manifest.encoded())
+        tree.write("content/chk/1/manifest.json", try manifest.encoded())
     }
 
     struct Row: Sendable, CustomTestStringConvertible {

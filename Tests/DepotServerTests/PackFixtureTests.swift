@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 @testable import DepotServer
 import DepotTestSupport
@@ -232,7 +233,7 @@ enum SharedTrees {
             let manifest = try PackManifest.decode([UInt8](bytes), file: "manifest.json")
             #expect(manifest.consistencyProblems(file: "m", expectedPack: pack, expectedVersion: Int(current)!).isEmpty)
             // Stored byte for byte in the publisher's form.
-            #expect(manifest.encoded() == [UInt8](bytes))
+            #expect(try manifest.encoded() == [UInt8](bytes))
             for file in manifest.files {
                 let digest = try FileDigest.compute(path: directory + "/" + file.path, chunkSize: manifest.chunkSize).get()
                 #expect(digest.size == file.size)

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotTestSupport
 import Foundation
 import HTTP

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 @testable import DepotServer
 import DepotTestSupport
 import Foundation

@@ -1,5 +1,6 @@
 import Platform
 import DepotCore
+import DepotWire
 @testable import DepotServer
 import DepotTestSupport
 import Foundation

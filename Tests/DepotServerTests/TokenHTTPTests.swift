@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 @testable import DepotServer
 import DepotTestSupport
@@ -264,13 +265,17 @@ import Testing
         #expect(try Self.respond(routes, target, token: token).status == 401)
     }
 
+    /// `target` answered by a route table holding only `routes`' pack routes.
     static func respond(_ routes: PackRoutes, _ target: String, token: String) throws -> Response {
         var fields = HTTPFields()
         fields.append("Authorization", "Bearer " + token)
         let head = RequestHead(method: .get, target: target, fields: fields)
+        var builder = RouteTableBuilder()
+        DepotRoutes.declare(routes, in: &builder)
         let requestTarget = RequestTarget(target)
-        let segments = try requestTarget.pathSegments()
-        return routes.respond(to: head, segments: segments[2...], target: requestTarget)
+        let handling = try builder.build().handle(head, target: requestTarget, segments: try requestTarget.pathSegments(), loop: 0)
+        guard case .reply(.response(let response)) = handling else { throw RawHTTPConnection.Failure(description: "not an immediate response") }
+        return response
     }
 
     @Test func revokedByTheAccessChecker() async throws {

@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 
 /// Reads `catalog/products.json` and reports every problem, not just the first.

@@ -21,6 +21,17 @@ public enum Identifiers {
         return Int(text)
     }
 
+    /// A relative file path inside a pack: non-empty segments, none `.` or `..`, at most 255 bytes each and
+    /// 1,024 in all, without backslashes, NUL or other control characters.
+    public static func isSafeRelativePath(_ path: String) -> Bool {
+        guard !path.isEmpty, path.utf8.count <= 1024, !path.hasPrefix("/") else { return false }
+        for segment in path.split(separator: "/", omittingEmptySubsequences: false) {
+            if segment.isEmpty || segment == "." || segment == ".." || segment.utf8.count > 255 { return false }
+            if segment.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }) { return false }
+        }
+        return true
+    }
+
     static func isIDByte(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
             || c == UInt8(ascii: ".") || c == UInt8(ascii: "_") || c == UInt8(ascii: "-")

@@ -1,3 +1,5 @@
+import DepotWire
+
 /// The live version of a pack, as the v2 list shows it.
 public struct PackSummary: Sendable, Equatable {
     public var id: String

@@ -1,19 +1,12 @@
-/// The disk-space-aware download plan of spec §4.4.
-public struct ChunkPlan: Sendable, Equatable {
-    public struct Step: Sendable, Equatable {
-        public var path: String
-        public var offset: Int64
-        public var length: Int64
-    }
+public import DepotWire
 
-    public var availableBytes: Int64
-    public var reserveBytes: Int64
-    public var remainingBytes: Int64
-    public var fits: Bool
-    public var next: [Step]
-
+/// The disk-space-aware plan of spec §4.4, computed from a manifest and the client's query.
+extension ChunkPlan {
+    /// Why a plan query is refused (`400`).
     public enum Failure: Error, Equatable, Sendable {
+        /// `available` is not a non-negative integer.
         case badAvailable
+        /// `have` is not a non-negative integer on a chunk boundary, at most `downloadBytes`.
         case badHave
     }
 
@@ -69,17 +62,5 @@ public struct ChunkPlan: Sendable, Equatable {
         guard !text.isEmpty, text.utf8.count <= 1024, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         // Beyond Int64 every amount plans the same way as Int64.max (no device is that large).
         return Int64(text) ?? Int64.max
-    }
-
-    /// `"plan": {...}` as JSON.
-    public func encoded() -> String {
-        var out = "{\"availableBytes\": \(availableBytes), \"reserveBytes\": \(reserveBytes), \"remainingBytes\": \(remainingBytes), "
-        out += "\"fits\": \(fits), \"next\": ["
-        for (i, step) in next.enumerated() {
-            if i > 0 { out += ", " }
-            out += "{\"path\": \(JSONText.string(step.path)), \"offset\": \(step.offset), \"length\": \(step.length)}"
-        }
-        out += "]}"
-        return out
     }
 }

@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 
 /// What a download token says (spec §4.3): the pack, the purchase it comes from, the account, the expiry.

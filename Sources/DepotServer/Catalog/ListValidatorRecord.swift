@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import Foundation
 
 /// `catalog/lists.json`: for each product list, the SHA-256 of its content and when that content last changed.

@@ -1,5 +1,6 @@
 public import DepotCore
 import DepotCrypto
+import DepotWire
 import Foundation
 import Glibc
 

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import HTTP
 import Platform
 import Server
@@ -13,22 +14,23 @@ struct OperationRoutes: Sendable {
     /// A cheap write probe of the ledger; nil when there is none.
     let ledgerWritable: (@Sendable () async -> Bool)?
 
+    /// `GET /healthz`: `200` when a catalog is loaded, its last reload worked and the ledger can be written;
+    /// `503` with the same shape and the reason otherwise.
     func health() -> Reply {
         .later { [self] in
             let ledgerOK = await ledgerWritable?() ?? true
             let snapshot = store.current
             let failure = store.lastFailure
-            var catalog = "{\"products\": \(snapshot?.liveProductCount ?? 0), \"updated\": "
-            catalog += snapshot.map { JSONText.string(Timestamp.rfc3339($0.v2.lastModified)) } ?? "null"
-            if let failure { catalog += ", \"error\": \(JSONText.string(failure.description))" }
-            catalog += "}"
             let healthy = snapshot != nil && failure == nil && ledgerOK
-            var body = "{\"status\": \(healthy ? "\"ok\"" : "\"unavailable\""), \"catalog\": \(catalog), "
-            body += "\"disk\": {\"contentFreeBytes\": \(max(0, space.freeBytes(at: paths.contentDirectory))), "
-            body += "\"dataFreeBytes\": \(max(0, space.freeBytes(at: paths.dataDirectory)))}"
-            if !ledgerOK { body += ", \"ledger\": \"not writable\"" }
-            body += "}\n"
-            return JSONResponse.make(status: healthy ? 200 : 503, body, route: "healthz")
+            let report = HealthReport(
+                status: healthy ? "ok" : "unavailable",
+                catalog: HealthReport.CatalogState(products: snapshot?.liveProductCount ?? 0,
+                                                   updated: snapshot.map { Timestamp.rfc3339($0.v2.lastModified) },
+                                                   error: failure?.description),
+                disk: HealthReport.DiskState(contentFreeBytes: max(0, space.freeBytes(at: paths.contentDirectory)),
+                                             dataFreeBytes: max(0, space.freeBytes(at: paths.dataDirectory))),
+                ledger: ledgerOK ? nil : "not writable")
+            return JSONAnswer.response(status: healthy ? 200 : 503, report, .healthz)
         }
     }
 
@@ -36,7 +38,7 @@ struct OperationRoutes: Sendable {
         var fields = HTTPFields()
         fields.append("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
         fields.append("Cache-Control", "no-store")
-        return Response(status: 200, headers: fields, body: .bytes(Array(metrics.render().utf8)), route: "metrics")
+        return Response(status: 200, headers: fields, body: .bytes(Array(metrics.render().utf8)), route: RouteLabel.metrics.rawValue)
     }
 }
 

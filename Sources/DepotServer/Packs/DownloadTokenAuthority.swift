@@ -2,34 +2,6 @@ import DepotCore
 import DepotCrypto
 import HTTP
 
-/// Why a token was refused (spec §4.3).
-enum TokenRejection: Error, Equatable {
-    case missing
-    case invalid
-    case expired
-    case wrongPack
-    case revoked
-
-    var apiError: APIError {
-        var error = plainError
-        // RFC 9110 §11.6.1: a 401 carries a challenge; RFC 6750 §3 gives its form for bearer tokens.
-        if error.status == 401 {
-            error.headers.append("WWW-Authenticate", self == .missing ? "Bearer" : "Bearer error=\"invalid_token\"")
-        }
-        return error
-    }
-
-    private var plainError: APIError {
-        switch self {
-        case .missing: APIError(401, "token_missing", "A download token is required (Authorization: Bearer or ?token=).")
-        case .invalid: APIError(401, "token_invalid", "The download token is malformed or its signature does not match.")
-        case .expired: APIError(401, "token_expired", "The download token has expired: validate the purchase again for a fresh token; the download can resume.")
-        case .wrongPack: APIError(403, "token_wrong_pack", "The download token is for another pack.")
-        case .revoked: APIError(403, "revoked", "The purchase behind this token was refunded or revoked.")
-        }
-    }
-}
-
 /// Issues and checks download tokens: `base64url(payload).base64url(HMAC-SHA256(key, payload))`.
 struct DownloadTokenAuthority: Sendable {
     let key: [UInt8]

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 import Glibc
 import HTTP
@@ -24,87 +25,82 @@ struct PackRoutes: Sendable {
         caches = (0..<max(1, loops)).map { _ in PackLoopCache() }
     }
 
-    private enum Target {
-        case manifestRedirect(pack: String)
-        case manifest(pack: String, version: Int)
-        case file(pack: String, version: Int, path: String)
-    }
-
     /// Drops loop `loop`'s open files of an older snapshot at once (called on that loop after a swap), so a
     /// loop without pack traffic does not hold pruned files open.
     func syncCache(loop: Int) {
         caches[loop % caches.count].syncGeneration(store.generation.load(ordering: .acquiring))
     }
 
-    /// `segments` are the decoded path segments after `/v1/packs`.
-    func respond(to head: RequestHead, segments: ArraySlice<String>, target: RequestTarget, loop: Int = 0) -> Response {
-        let cache = caches[loop % caches.count]
-        cache.syncGeneration(store.generation.load(ordering: .acquiring))
-        let parsed: Target
-        switch Self.parse(segments) {
-        case .success(let t): parsed = t
-        case .failure(let error): return error.response(route: "packs")
-        }
-        let packID: String
-        let route: String
-        switch parsed {
-        case .manifestRedirect(let p): packID = p; route = "pack_manifest"
-        case .manifest(let p, _): packID = p; route = "pack_manifest"
-        case .file(let p, _, _): packID = p; route = "pack_file"
-        }
-        // Token before existence (spec §4.4).
-        if case .failure(let rejection) = authorize(head: head, target: target, pack: packID, cache: cache) {
-            return rejection.apiError.response(route: route)
-        }
-        guard let snapshot = store.current, let pack = snapshot.content.packs[packID] else {
-            return APIError.notFound("No pack \"\(packID)\".").response(route: route)
-        }
-        switch parsed {
-        case .manifestRedirect:
-            guard let live = pack.current, pack.versions[live] != nil else {
-                return APIError.notFound("Pack \"\(packID)\" has no live version.").response(route: route)
-            }
-            var location = "/v1/packs/\(packID)/\(live)/manifest"
-            // The query (a token, `available`, `have`) travels with the redirect.
-            if let query = target.query, !query.isEmpty { location += "?" + query }
-            var fields = HTTPFields()
-            fields.append("Location", location)
-            fields.append("Cache-Control", "private, no-cache")
-            return Response(status: 307, headers: fields, body: .empty, route: route)
-        case .manifest(_, let version):
-            guard let packVersion = pack.versions[version] else {
-                return APIError.notFound("Pack \"\(packID)\" has no version \(version).").response(route: route)
-            }
-            return manifestResponse(head: head, version: packVersion, target: target)
-        case .file(_, let version, let path):
-            guard let packVersion = pack.versions[version] else {
-                return APIError.notFound("Pack \"\(packID)\" has no version \(version).").response(route: route)
-            }
-            guard let file = packVersion.files[path] else {
-                return APIError.notFound("Version \(version) of pack \"\(packID)\" has no file \"\(path)\".").response(route: route)
-            }
-            return fileResponse(head: head, version: packVersion, file: file, cache: cache)
-        }
+    // MARK: - Routes (order of checks, spec §4.4: a malformed path, then the token, then existence)
+
+    /// `GET /v1/packs/{pack}/manifest`: `307` to the live version's manifest, the query (a token, `available`,
+    /// `have`) kept.
+    func manifestRedirect(_ request: RouteRequest) throws -> Response {
+        let packID = try Self.packID(request)
+        try authorize(request, pack: packID)
+        let pack = try entry(packID)
+        guard let live = pack.current, pack.versions[live] != nil else { throw PackFailure.noLiveVersion(pack: packID) }
+        var location = WirePath.versionManifest(pack: packID, version: live)
+        if let query = request.target.query, !query.isEmpty { location += "?" + query }
+        var fields = HTTPFields()
+        fields.append("Location", location)
+        fields.append("Cache-Control", "private, no-cache")
+        return Response(status: 307, headers: fields, body: .empty, route: RouteLabel.packManifest.rawValue)
     }
 
-    private static func parse(_ segments: ArraySlice<String>) -> Result<Target, APIError> {
-        let malformed = APIError(400, "bad_request", "Malformed pack URL.")
-        guard let packID = segments.first else { return .failure(APIError.notFound()) }
-        guard Identifiers.isValidPackID(packID) else { return .failure(malformed) }
-        let rest = segments.dropFirst()
-        if rest.count == 1, rest.first == "manifest" { return .success(.manifestRedirect(pack: packID)) }
-        guard rest.count >= 2, let versionText = rest.first else { return .failure(APIError.notFound()) }
-        let kind = rest[rest.startIndex + 1]
-        guard kind == "manifest" || kind == "files" else { return .failure(APIError.notFound()) }
-        guard let version = Identifiers.parseVersion(versionText) else { return .failure(malformed) }
-        if kind == "manifest" {
-            return rest.count == 2 ? .success(.manifest(pack: packID, version: version)) : .failure(APIError.notFound())
+    /// `GET /v1/packs/{pack}/{version}/manifest`, with a plan on `?available=`.
+    func manifest(_ request: RouteRequest) throws -> Response {
+        let packID = try Self.packID(request)
+        let version = try Self.version(request)
+        try authorize(request, pack: packID)
+        guard let packVersion = try entry(packID).versions[version] else { throw PackFailure.noVersion(pack: packID, version: version) }
+        return try manifestResponse(head: request.head, version: packVersion, target: request.target)
+    }
+
+    /// `GET /v1/packs/{pack}/{version}/files/{path}`.
+    func file(_ request: RouteRequest) throws -> Response {
+        let packID = try Self.packID(request)
+        let version = try Self.version(request)
+        let path = request.parameter("path")
+        guard Identifiers.isSafeRelativePath(path) else { throw PackFailure.malformedURL }
+        let cache = try authorize(request, pack: packID)
+        guard let packVersion = try entry(packID).versions[version] else { throw PackFailure.noVersion(pack: packID, version: version) }
+        guard let file = packVersion.files[path] else { throw PackFailure.noFile(pack: packID, version: version, path: path) }
+        return try fileResponse(head: request.head, version: packVersion, file: file, cache: cache)
+    }
+
+    /// Anything else under `/v1/packs/`: `400` when it does not even start with a pack ID, else `404`.
+    func unmatched(_ request: RouteRequest) throws -> Response {
+        let first = request.parameter("rest").split(separator: "/", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+        guard Identifiers.isValidPackID(first) else { throw PackFailure.malformedURL }
+        throw RoutingFailure.notFound
+    }
+
+    private static func packID(_ request: RouteRequest) throws(PackFailure) -> String {
+        let pack = request.parameter("pack")
+        guard Identifiers.isValidPackID(pack) else { throw .malformedURL }
+        return pack
+    }
+
+    private static func version(_ request: RouteRequest) throws(PackFailure) -> Int {
+        guard let version = Identifiers.parseVersion(request.parameter("version")) else { throw .malformedURL }
+        return version
+    }
+
+    private func entry(_ packID: String) throws(PackFailure) -> PackEntry {
+        guard let snapshot = store.current, let pack = snapshot.content.packs[packID] else { throw .noPack(packID) }
+        return pack
+    }
+
+    /// The token check of `request` for `pack`, on the loop's cache (synced with the store first).
+    @discardableResult
+    private func authorize(_ request: RouteRequest, pack: String) throws(TokenRejection) -> PackLoopCache {
+        let cache = caches[request.loop % caches.count]
+        cache.syncGeneration(store.generation.load(ordering: .acquiring))
+        if case .failure(let rejection) = authorize(head: request.head, target: request.target, pack: pack, cache: cache) {
+            throw rejection
         }
-        let pathSegments = rest.dropFirst(2)
-        guard !pathSegments.isEmpty, !pathSegments.contains(where: \.isEmpty) else { return .failure(malformed) }
-        let path = pathSegments.joined(separator: "/")
-        guard PathEncoding.isSafeRelativePath(path) else { return .failure(malformed) }
-        return .success(.file(pack: packID, version: version, path: path))
+        return cache
     }
 
     /// Checks the token: `Authorization: Bearer` first, else `?token=`. An Authorization field of another scheme
@@ -146,37 +142,33 @@ struct PackRoutes: Sendable {
         return .success(())
     }
 
-    private func manifestResponse(head: RequestHead, version: PackVersion, target: RequestTarget) -> Response {
+    private func manifestResponse(head: RequestHead, version: PackVersion, target: RequestTarget) throws -> Response {
         var body = version.manifestBody
         var etag = version.manifestETag
         if let available = target.queryValue("available") {
-            let plan: ChunkPlan
-            do {
-                plan = try ChunkPlan.make(manifest: version.manifest, available: available, have: target.queryValue("have"))
-            } catch {
-                let message = error == .badAvailable
-                    ? "`available` must be a non-negative integer (bytes free on the device)."
-                    : "`have` must be a non-negative integer on a chunk boundary, at most downloadBytes."
-                return APIError(400, "bad_request", message).response(route: "pack_manifest")
-            }
-            body = Self.insertPlan(plan, into: body)
+            let plan = try ChunkPlan.make(manifest: version.manifest, available: available, have: target.queryValue("have"))
+            body = try Self.adding(plan, to: body)
             etag = ProductList.entityTag(for: body)
         }
         let representation = Representation(
             source: .bytes(body), etag: etag, lastModified: version.lastModified,
-            contentType: "application/json; charset=utf-8", cacheControl: "private, no-cache", route: "pack_manifest")
+            contentType: "application/json; charset=utf-8", cacheControl: "private, no-cache", route: RouteLabel.packManifest.rawValue)
         return representation.respond(to: head, conditions: RequestConditions(head.fields))
     }
 
-    /// Adds `"plan": {...}` as the last member of the manifest object.
-    static func insertPlan(_ plan: ChunkPlan, into manifest: [UInt8]) -> [UInt8] {
+    /// The stored manifest with `"plan"` added as its last member, encoded by ``WireJSON``: the bytes of the
+    /// manifest-with-plan that `PackManifest.plan` describes, without encoding every file and chunk again on
+    /// the event loop (a large pack's manifest is megabytes).
+    static func adding(_ plan: ChunkPlan, to manifest: [UInt8]) throws -> [UInt8] {
         guard let close = manifest.lastIndex(of: UInt8(ascii: "}")) else { return manifest }
         var out = Array(manifest[..<close])
-        out.append(contentsOf: Array(",\n \"plan\": \(plan.encoded())}\n".utf8))
+        out.append(contentsOf: Array(",\n \"plan\": ".utf8))
+        try WireJSON.append(plan, to: &out)
+        out.append(contentsOf: Array("}\n".utf8))
         return out
     }
 
-    private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File, cache: PackLoopCache) -> Response {
+    private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File, cache: PackLoopCache) throws(PackFailure) -> Response {
         let key = PackLoopCache.FileKey(version: ObjectIdentifier(version), path: file.path)
         let served: PackLoopCache.ServedFile
         if let known = cache.file(key) {
@@ -186,30 +178,21 @@ struct PackRoutes: Sendable {
             // opened must be the one checked (a directory swapped for a symlink between the check and the open is
             // caught by the identity comparison). The descriptor is then reused: versions are immutable.
             guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path) else {
-                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+                throw .fileMissingOnDisk
             }
             guard let opened = OpenFile.open(path: version.directory + "/" + file.path) else {
                 let code = errno
-                if code == EMFILE || code == ENFILE {
-                    var busy = APIError(503, "unavailable", "The server cannot open more files right now; try again.")
-                    busy.headers.append("Retry-After", "1")
-                    return busy.response(route: "pack_file")
-                }
-                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
+                throw code == EMFILE || code == ENFILE ? .cannotOpenMoreFiles : .fileMissingOnDisk
             }
-            guard FileStatus.identity(descriptor: opened.descriptor) == checked else {
-                return APIError.notFound("The file is missing on this server.").response(route: "pack_file")
-            }
-            guard opened.size == file.size else {
-                return APIError(500, "content_corrupt", "The file on disk does not match its manifest.").response(route: "pack_file")
-            }
+            guard FileStatus.identity(descriptor: opened.descriptor) == checked else { throw .fileMissingOnDisk }
+            guard opened.size == file.size else { throw .contentCorrupt }
             served = PackLoopCache.ServedFile(file: opened, etag: EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256),
                                               contentType: MediaType.forPath(file.path))
             cache.remember(served, for: key)
         }
         let representation = Representation(
             source: .file(served.file), etag: served.etag, lastModified: version.lastModified,
-            contentType: served.contentType, cacheControl: "private, max-age=31536000, immutable", route: "pack_file",
+            contentType: served.contentType, cacheControl: "private, max-age=31536000, immutable", route: RouteLabel.packFile.rawValue,
             lastModifiedText: version.lastModifiedText)
         return representation.respond(to: head, conditions: RequestConditions(head.fields))
     }

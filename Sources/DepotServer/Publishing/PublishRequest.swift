@@ -1,4 +1,5 @@
 public import DepotCore
+public import DepotWire
 
 /// What to publish: the product fields of spec §2.1 and where the files are.
 public struct PublishRequest: Sendable {
@@ -56,9 +57,7 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
         switch self {
         case .invalid(let why): why
         case .versionExists(let pack, let version, let newest):
-            version == newest
-                ? "pack \(pack) already has version \(version); versions are immutable"
-                : "pack \(pack) has versions up to \(newest); versions are immutable and only go up, so \(version) cannot be published (next: \(newest + 1))"
+            PublishConflict.versionNotAbove(pack: pack, version: version, newest: newest).description
         case .productConflict(let why): why
         case .insufficientSpace(let required, let free):
             "not enough space on the content volume: \(required) bytes required (files plus reserve), \(free) bytes free; nothing was written"

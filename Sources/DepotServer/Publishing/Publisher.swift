@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 public import Foundation
 import Glibc
@@ -85,7 +86,7 @@ public struct Publisher: Sendable {
                 var entries: [PackManifest.File] = []
                 let relatives = FileTree.relativeFiles(under: stage)
                 for relative in relatives {
-                    guard PathEncoding.isSafeRelativePath(relative), relative != "manifest.json",
+                    guard Identifiers.isSafeRelativePath(relative), relative != "manifest.json",
                           FileStatus.isContainedRegularFile(base: stage, relative: relative) else {
                         throw .invalid("\(relative): not a publishable file")
                     }
@@ -201,15 +202,10 @@ public struct Publisher: Sendable {
                               downloadBytes: manifest.downloadBytes)
     }
 
-    /// A publish may update its own product (title, description, status) but not take over a product that
-    /// unlocks another pack, nor change a product's type (App Store product types never change).
+    /// The ownership rules of ``PublishRules`` as a publish refusal.
     static func checkOwnership(_ request: PublishRequest, catalog: Catalog) throws(PublishError) {
-        guard let existing = catalog.products.first(where: { $0.id == request.productID }) else { return }
-        if let pack = existing.pack, pack != request.pack {
-            throw .productConflict("product \(request.productID) unlocks pack \(pack), not \(request.pack); publish to pack \(pack) or use another product ID")
-        }
-        if existing.type != request.type {
-            throw .productConflict("product \(request.productID) is \(existing.type.rawValue), not \(request.type.rawValue); an App Store product's type never changes")
+        if let conflict = PublishRules.ownershipConflict(productID: request.productID, pack: request.pack, type: request.type, in: catalog) {
+            throw .productConflict(conflict.description)
         }
     }
 
@@ -231,10 +227,10 @@ public struct Publisher: Sendable {
         return max(existing.max() ?? 0, current)
     }
 
-    /// Versions are immutable and only go up: a number at or below the newest one is refused, so the number
-    /// of a pruned version is never given to other bytes, and an older number never becomes live again.
+    /// ``PublishRules/versionRefusal(pack:version:newest:)`` as a publish refusal.
     static func versionRefusal(pack: String, version: Int, newest: Int) -> PublishError? {
-        version <= newest ? .versionExists(pack: pack, version: version, newest: newest) : nil
+        PublishRules.versionRefusal(pack: pack, version: version, newest: newest)
+            .map { _ in .versionExists(pack: pack, version: version, newest: newest) }
     }
 
     /// Why version `version` of `pack` cannot be published (nil when it can). The admin API asks before it

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import Foundation
 import Glibc
 
@@ -28,7 +29,7 @@ enum SourceFiles {
         }
         var seen = Set<String>()
         for source in sources {
-            guard PathEncoding.isSafeRelativePath(source.relative) else {
+            guard Identifiers.isSafeRelativePath(source.relative) else {
                 throw .invalid("\(source.absolute): \"\(source.relative)\" cannot be a pack path (control characters, backslash, . or ..)")
             }
             guard source.relative != "manifest.json" else { throw .invalid("\(source.absolute): manifest.json is reserved for the manifest") }

@@ -1,5 +1,6 @@
 import DepotCore
 import DepotCrypto
+import DepotWire
 import Foundation
 import Glibc
 import Platform
@@ -48,13 +49,13 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
 
     /// Creates the directories and the partial file, on the sink's queue (directory fsyncs never run on an
     /// event loop). Called before the first piece is written; nil when ready.
-    private func prepare() -> APIError? {
+    private func prepare() -> AdminFailure? {
         if fd >= 0 { return nil }
-        if failed { return APIError(500, "storage_error", "The upload failed.") }
+        if failed { return .storage("The upload failed.") }
         if !counted {
             guard begin() else {
                 failed = true
-                return APIError(409, "conflict", "A publish of this version is in progress; upload again once it has finished.")
+                return .publishInProgress
             }
             counted = true
         }
@@ -64,19 +65,19 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
             let code = errno
             failed = true
             // A concurrent upload put a file where this one needs a directory.
-            if code == ENOTDIR || code == EEXIST { return AdminService.pathConflict(relativePath) }
-            return APIError(500, "storage_error", "Cannot create the staging directory: \(error)")
+            if code == ENOTDIR || code == EEXIST { return .pathConflict(relativePath) }
+            return .storage("Cannot create the staging directory: \(error)")
         }
         fd = Glibc.open(partialPath, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             failed = true
-            return APIError(500, "storage_error", "Cannot create the staging file: \(systemMessage(errno))")
+            return .storage("Cannot create the staging file: \(systemMessage(errno))")
         }
         return nil
     }
 
     func consume(_ bytes: [UInt8]) async throws(ResponseError) {
-        let outcome: APIError? = await queue.run { [self] in
+        let outcome: AdminFailure? = await queue.run { [self] in
             if let failure = prepare() { return failure }
             // Keep the reserve free even when the size was not declared (chunked uploads).
             let reported = space.freeBytes(at: volumePath)
@@ -84,7 +85,7 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
             let free = min(reported, freeAtStart - written)
             if free - Int64(bytes.count) < reserve {
                 failed = true
-                return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: freeAtStart)
+                return .insufficientStorage(requiredBytes: written + Int64(bytes.count) + reserve, freeBytes: freeAtStart)
             }
             var offset = 0
             while offset < bytes.count {
@@ -92,8 +93,8 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
                 if n < 0 {
                     if errno == EINTR { continue }
                     failed = true
-                    if errno == ENOSPC { return Self.insufficient(required: written + Int64(bytes.count) + reserve, free: free) }
-                    return APIError(500, "storage_error", "Cannot write the upload: \(systemMessage(errno))")
+                    if errno == ENOSPC { return .insufficientStorage(requiredBytes: written + Int64(bytes.count) + reserve, freeBytes: free) }
+                    return .storage("Cannot write the upload: \(systemMessage(errno))")
                 }
                 offset += n
             }
@@ -101,7 +102,7 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
             written += Int64(bytes.count)
             return nil
         }
-        if let outcome { throw ResponseError(outcome.response(route: "admin_upload")) }
+        if let outcome { throw ResponseError(outcome.answer.response(.adminUpload)) }
     }
 
     /// Stops counting the upload as in flight (on `queue`), once.
@@ -115,29 +116,27 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
     func finish() async -> Response {
         await queue.run { [self] in
             defer { stopCounting() }
-            if let failure = prepare() { return failure.response(route: "admin_upload") }
-            guard fd >= 0, !failed else { return APIError(500, "storage_error", "The upload failed.").response(route: "admin_upload") }
+            if let failure = prepare() { return failure.answer.response(.adminUpload) }
+            guard fd >= 0, !failed else { return AdminFailure.storage("The upload failed.").answer.response(.adminUpload) }
             let digest = hasher.finalize()
             let synced = fsync(fd) == 0
             close(fd)
             fd = -1
             if let expectedSHA256, expectedSHA256 != digest {
                 unlink(partialPath)
-                return APIError(400, "digest_mismatch", "The uploaded bytes do not match the digest that was sent; nothing was kept.")
-                    .response(route: "admin_upload")
+                return AdminFailure.digestMismatch.answer.response(.adminUpload)
             }
             guard synced, rename(partialPath, finalPath) == 0 else {
                 let code = synced ? errno : EIO
                 unlink(partialPath)
                 if code == ENOTDIR || code == EISDIR {
                     // Another upload made a file where this path needs a directory, or the other way round.
-                    return AdminService.pathConflict(relativePath).response(route: "admin_upload")
+                    return AdminFailure.pathConflict(relativePath).answer.response(.adminUpload)
                 }
-                return APIError(500, "storage_error", "Cannot store the upload: \(systemMessage(code))").response(route: "admin_upload")
+                return AdminFailure.storage("Cannot store the upload: \(systemMessage(code))").answer.response(.adminUpload)
             }
             try? DurableFiles.syncDirectory((finalPath as NSString).deletingLastPathComponent)
-            let body = "{\"path\": \(JSONText.string(relativePath)), \"size\": \(written), \"sha256\": \"\(Hex.encode(digest))\"}\n"
-            return JSONResponse.make(status: 201, body, route: "admin_upload")
+            return JSONAnswer.response(status: 201, UploadAnswer(path: relativePath, size: written, sha256: Hex.encode(digest)), .adminUpload)
         }
     }
 
@@ -147,10 +146,5 @@ final class UploadSink: RequestBodySink, @unchecked Sendable {
             unlink(partialPath)
             stopCounting()
         }
-    }
-
-    static func insufficient(required: Int64, free: Int64) -> APIError {
-        APIError(507, "insufficient_storage", "The content volume would keep less than its reserve free.",
-                 extra: [("requiredBytes", "\(required)"), ("freeBytes", "\(free)")])
     }
 }

@@ -13,16 +13,16 @@ struct PurchaseBody: Sendable {
     static let maxTransactions = 100
     static let maxAccountLength = 256
 
-    /// Parses the body; throws a `400 bad_request` explaining what is wrong.
-    static func parse(_ bytes: [UInt8]) throws(APIError) -> PurchaseBody {
+    /// Parses the body; throws `badRequest` (a `400`) explaining what is wrong.
+    static func parse(_ bytes: [UInt8]) throws(PurchaseFailure) -> PurchaseBody {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
-            throw APIError(400, "bad_request", "The body must be a JSON object.")
+            throw .badRequest("The body must be a JSON object.")
         }
         var account: String?
         if let value = object["account"], !(value is NSNull) {
             guard let text = value as? String, !text.isEmpty, text.utf8.count <= maxAccountLength,
                   !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError(400, "bad_request", "`account` must be a non-empty string of at most \(maxAccountLength) bytes, without control characters.")
+                throw .badRequest("`account` must be a non-empty string of at most \(maxAccountLength) bytes, without control characters.")
             }
             account = text
         }
@@ -30,28 +30,28 @@ struct PurchaseBody: Sendable {
         let transactions = object["transactions"]
         switch (receipt, transactions) {
         case (nil, nil):
-            throw APIError(400, "bad_request", "Send either `receipt` (base64 app receipt) or `transactions` (StoreKit 2 JWS).")
+            throw .badRequest("Send either `receipt` (base64 app receipt) or `transactions` (StoreKit 2 JWS).")
         case (.some, .some):
-            throw APIError(400, "bad_request", "Send `receipt` or `transactions`, not both.")
+            throw .badRequest("Send `receipt` or `transactions`, not both.")
         case (let value?, nil):
-            guard let text = value as? String else { throw APIError(400, "bad_request", "`receipt` must be a string.") }
+            guard let text = value as? String else { throw .badRequest("`receipt` must be a string.") }
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty, isBase64(trimmed), Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters) != nil else {
-                throw APIError(400, "bad_request", "`receipt` is not base64.")
+                throw .badRequest("`receipt` is not base64.")
             }
             return PurchaseBody(proof: .receipt(trimmed), account: account)
         case (nil, let value?):
             guard let list = value as? [Any], !list.isEmpty else {
-                throw APIError(400, "bad_request", "`transactions` must be a non-empty array of JWS strings.")
+                throw .badRequest("`transactions` must be a non-empty array of JWS strings.")
             }
             guard list.count <= maxTransactions else {
-                throw APIError(400, "bad_request", "At most \(maxTransactions) transactions per request.")
+                throw .badRequest("At most \(maxTransactions) transactions per request.")
             }
             var jws: [String] = []
             for item in list {
                 // An empty string is a string: it fails the JWS checks (422, check `format`) like any other non-JWS.
                 guard let text = item as? String else {
-                    throw APIError(400, "bad_request", "`transactions` must hold JWS strings.")
+                    throw .badRequest("`transactions` must hold JWS strings.")
                 }
                 jws.append(text)
             }

@@ -1,124 +1,50 @@
-import DepotCore
+import DepotWire
+import Glibc
 import HTTP
 import Server
-import Synchronization
 
-/// The application's routes (spec §4), dispatched on the event loops.
+/// The application on the event loops: the product lists' fast path, then the route table.
 final class DepotResponder: Responder {
-    let store: CatalogStore
-    let packs: PackRoutes
-    let operations: OperationRoutes
-    let purchases: (any PurchaseRoutes)?
-    let admin: (any AdminRoutes)?
-    /// Per-loop cache of the current snapshot's lists, refreshed when the store's generation moves.
-    private let slots: [LoopSlot]
+    let table: RouteTable
+    let lists: ProductListRoutes
+    /// `/products_v1.json` and `/products_v2.json` as bytes, for the fast path.
+    private let v1Path = Array(WirePath.productsV1.pattern.utf8)
+    private let v2Path = Array(WirePath.productsV2.pattern.utf8)
 
-    /// Touched only by the event loop whose index it has.
-    final class LoopSlot: @unchecked Sendable {
-        var generation = -1
-        var lists: DepotSnapshot.Lists?
+    init(table: RouteTable, lists: ProductListRoutes) {
+        self.table = table
+        self.lists = lists
     }
-
-    init(store: CatalogStore, packs: PackRoutes, operations: OperationRoutes, purchases: (any PurchaseRoutes)?,
-         admin: (any AdminRoutes)?) {
-        self.store = store
-        self.packs = packs
-        self.operations = operations
-        self.purchases = purchases
-        self.admin = admin
-        slots = (0..<max(1, store.replicaCount)).map { _ in LoopSlot() }
-    }
-
-    private static let getOrHead = "GET, HEAD"
 
     func handle(_ head: RequestHead, context: RequestContext) -> Handling {
-        // The product lists: the hottest routes, matched before any decoding.
-        if head.pathIs("/products_v1.json") { return .reply(.response(list(head, version: 1, loop: context.loopIndex))) }
-        if head.pathIs("/products_v2.json") { return .reply(.response(list(head, version: 2, loop: context.loopIndex))) }
-
+        // Fast path: a GET or HEAD of a product list, the hottest requests, is matched on the raw target's bytes
+        // before any decoding or table lookup. The table has the same routes (a percent-encoded spelling, a
+        // wrong method still reach them) and would give the same answer, only later.
+        if head.method == .get || head.method == .head {
+            if Self.pathIs(head.target, v1Path) { return .reply(.response(lists.answer(head, .v1, loop: context.loopIndex))) }
+            if Self.pathIs(head.target, v2Path) { return .reply(.response(lists.answer(head, .v2, loop: context.loopIndex))) }
+        }
         let target = RequestTarget(head.target)
-        let segments: [String]
-        do {
-            segments = try target.pathSegments()
-        } catch {
+        guard let segments = try? target.pathSegments() else {
             // Spec §7: a malformed request is a 400, then the connection is closed.
-            var response = APIError(400, "bad_request", "Malformed request path.").response(route: "other")
+            var response = RoutingFailure.malformedPath.answer.response(.other)
             response.closeConnection = true
             return .reply(.response(response))
         }
-        switch segments.first {
-        case "products_v1.json" where segments.count == 1: return .reply(.response(list(head, version: 1, loop: context.loopIndex)))
-        case "products_v2.json" where segments.count == 1: return .reply(.response(list(head, version: 2, loop: context.loopIndex)))
-        case "healthz" where segments.count == 1:
-            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "healthz") }
-            return .reply(operations.health())
-        case "metrics" where segments.count == 1:
-            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "metrics") }
-            return .reply(.response(operations.metricsResponse()))
-        case "v1":
-            return handleV1(head, segments: segments, target: target, context: context)
-        case "admin":
-            guard let admin else { return reply(.notFound(), route: "admin") }
-            return admin.handle(head, segments: segments, target: target)
-        default:
-            return reply(.notFound(), route: "other")
-        }
+        return table.handle(head, target: target, segments: segments, loop: context.loopIndex)
     }
 
-    private func handleV1(_ head: RequestHead, segments: [String], target: RequestTarget, context: RequestContext) -> Handling {
-        guard segments.count >= 2 else { return reply(.notFound(), route: "other") }
-        switch segments[1] {
-        case "packs" where segments.count >= 3:
-            guard isGetOrHead(head) else { return reply(.methodNotAllowed(Self.getOrHead), route: "packs") }
-            return .reply(.response(packs.respond(to: head, segments: segments[2...], target: target, loop: context.loopIndex)))
-        case "receipts" where segments.count == 2:
-            guard head.method == .post else { return reply(.methodNotAllowed("POST"), route: "receipts") }
-            guard let purchases else { return reply(APIError(503, "unavailable", "Purchases are not configured."), route: "receipts") }
-            return purchases.receipts(head)
-        case "notifications" where segments.count == 3 && segments[2] == "appstore":
-            guard head.method == .post else { return reply(.methodNotAllowed("POST"), route: "notifications") }
-            guard let purchases else { return reply(APIError(503, "unavailable", "Purchases are not configured."), route: "notifications") }
-            return purchases.notifications(head)
-        default:
-            return reply(.notFound(), route: "other")
+    /// Whether the target's path (before any `?`) is exactly `path`, compared as bytes.
+    private static func pathIs(_ target: String, _ path: [UInt8]) -> Bool {
+        var target = target
+        return target.withUTF8 { bytes in
+            let n = path.count
+            guard bytes.count >= n, bytes.count == n || bytes[n] == UInt8(ascii: "?") else { return false }
+            return path.withUnsafeBufferPointer { memcmp(bytes.baseAddress!, $0.baseAddress!, n) == 0 }
         }
-    }
-
-    private func list(_ head: RequestHead, version: Int, loop: Int) -> Response {
-        guard isGetOrHead(head) else {
-            return APIError.methodNotAllowed(Self.getOrHead).response(route: "products")
-        }
-        let slot = slots[loop % slots.count]
-        let generation = store.generation.load(ordering: .acquiring)
-        if slot.generation != generation {
-            let snapshot = store.current
-            slot.lists = snapshot.map { $0.replicas[loop % $0.replicas.count] }
-            slot.generation = generation
-        }
-        guard let lists = slot.lists else {
-            return APIError(503, "catalog_unavailable", "The catalog has not loaded; see the server log.").response(route: "products")
-        }
-        return (version == 1 ? lists.v1 : lists.v2).respond(to: head)
-    }
-
-    private func isGetOrHead(_ head: RequestHead) -> Bool { head.method == .get || head.method == .head }
-
-    private func reply(_ error: APIError, route: String) -> Handling {
-        .reply(.response(error.response(route: route)))
     }
 
     func errorResponse(status: Int, code: String, message: String) -> Response {
-        APIError(status, code, message).response(route: "error")
+        ProtocolFailure(status: status, code: code, message: message).answer.response(.error)
     }
-}
-
-/// `POST /v1/receipts` and `POST /v1/notifications/appstore`.
-protocol PurchaseRoutes: Sendable {
-    func receipts(_ head: RequestHead) -> Handling
-    func notifications(_ head: RequestHead) -> Handling
-}
-
-/// `/admin/v1/...`, present only when an admin token is configured.
-protocol AdminRoutes: Sendable {
-    func handle(_ head: RequestHead, segments: [String], target: RequestTarget) -> Handling
 }

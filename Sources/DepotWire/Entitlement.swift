@@ -2,7 +2,8 @@ public import Foundation
 
 /// A pack the server released for a validated purchase (spec §4.2), with its download token.
 ///
-/// `Codable` (dates as RFC 3339 text) so an app can keep it between launches.
+/// Dates travel as RFC 3339 text (`expiresDate` is `null` for a purchase that does not expire), so an app can
+/// also keep an entitlement between launches with any JSON coder.
 public struct Entitlement: Sendable, Hashable, Codable {
     public var productId: String
     /// The pack ID, e.g. `level2`.
@@ -45,7 +46,7 @@ public struct Entitlement: Sendable, Hashable, Codable {
         expiresDate = try container.decodeInternetDate(forKey: .expiresDate)
         token = try container.decode(String.self, forKey: .token)
         tokenExpires = try container.decodeInternetDate(forKey: .tokenExpires)
-        manifest = try container.decodeIfPresent(String.self, forKey: .manifest) ?? "/v1/packs/\(pack)/manifest"
+        manifest = try container.decodeIfPresent(String.self, forKey: .manifest) ?? WirePath.packManifest(pack: pack)
     }
 
     public func encode(to encoder: any Encoder) throws {

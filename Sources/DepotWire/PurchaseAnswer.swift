@@ -1,7 +1,5 @@
-import Foundation
-
-/// The answer to `POST /v1/receipts` (spec §4.2).
-public struct UnlockResult: Sendable, Hashable, Decodable {
+/// The answer to `POST /v1/receipts` (spec §4.2): the packs released and the purchases that released nothing.
+public struct PurchaseAnswer: Sendable, Hashable, Codable {
     /// `Production` or `Sandbox` (absent when the server did not say).
     public var environment: String?
     /// Packs released, each with a fresh download token.
@@ -15,7 +13,12 @@ public struct UnlockResult: Sendable, Hashable, Decodable {
         self.rejected = rejected
     }
 
-    private enum CodingKeys: String, CodingKey { case environment, entitlements, rejected }
+    /// One entitlement or rejection per line.
+    private enum CodingKeys: String, CodingKey, WireLayoutKey {
+        case environment, entitlements, rejected
+        var startsLine: Bool { self != .environment }
+        var elementsStartLines: Bool { self != .environment }
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -24,15 +27,15 @@ public struct UnlockResult: Sendable, Hashable, Decodable {
         rejected = try container.decodeIfPresent([RejectedPurchase].self, forKey: .rejected) ?? []
     }
 
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(environment, forKey: .environment)
+        try container.encode(entitlements, forKey: .entitlements)
+        try container.encode(rejected, forKey: .rejected)
+    }
+
     /// The entitlement for `pack`, if the purchase released it.
     public func entitlement(forPack pack: String) -> Entitlement? {
         entitlements.first { $0.pack == pack }
-    }
-
-    /// The download token for `pack`; throws ``DepotClientError/revoked`` when the pack was not released
-    /// (handy in a token-renewal closure).
-    public func token(forPack pack: String) throws -> String {
-        guard let entitlement = entitlement(forPack: pack) else { throw DepotClientError.revoked }
-        return entitlement.token
     }
 }

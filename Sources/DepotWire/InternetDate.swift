@@ -1,19 +1,21 @@
-import Foundation
+public import Foundation
 
-/// RFC 3339 timestamps as the server writes them (`2026-11-30T02:33:58Z`), fractional seconds tolerated.
-enum InternetDate {
-    static func parse(_ text: String) -> Date? {
+/// RFC 3339 times as the wire carries them: written in UTC with whole seconds (`2026-11-30T02:33:58Z`,
+/// ``Timestamp``), read leniently (fractional seconds and offsets accepted).
+public enum InternetDate {
+    /// `date` in whole seconds (the fraction is dropped), UTC.
+    public static func format(_ date: Date) -> String {
+        Timestamp.rfc3339(Int64(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// An RFC 3339 time, or nil.
+    public static func parse(_ text: String) -> Date? {
+        if let seconds = Timestamp.parseRFC3339(text), !text.contains(".") { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.date(from: text)
-    }
-
-    static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
     }
 }
 

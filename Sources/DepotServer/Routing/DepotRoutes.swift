@@ -1,0 +1,66 @@
+import DepotWire
+import HTTP
+import Server
+
+/// Every route of Depot, each declared once: methods, path template (``WirePath``), label, handler. The
+/// product lists are also answered before the table by ``DepotResponder``'s fast path, with the same result.
+///
+/// Adding a route is one `add` line in its group here (and its template in `WirePath` when it is a public
+/// URL); a listener that serves part of the API builds `table.subset([...])`.
+struct DepotRoutes {
+    let lists: ProductListRoutes
+    let packs: PackRoutes
+    let operations: OperationRoutes
+    let purchases: PurchaseService
+    /// nil when no admin token is configured: `/admin/` is then `404` throughout.
+    let admin: AdminService?
+
+    /// The validated table of every route.
+    func table() throws(RouteTableBuilder.Problem) -> RouteTable {
+        var table = RouteTableBuilder()
+        Self.declare(lists, in: &table)
+        Self.declare(packs, in: &table)
+        Self.declare(purchases, in: &table)
+        Self.declare(operations, in: &table)
+        Self.declare(admin: admin, in: &table)
+        return try table.build()
+    }
+
+    /// `GET /products_v1.json`, `GET /products_v2.json` (spec §4.1).
+    static func declare(_ lists: ProductListRoutes, in table: inout RouteTableBuilder) {
+        table.add([.get], WirePath.productsV1, .products) { .reply(.response(lists.answer($0.head, .v1, loop: $0.loop))) }
+        table.add([.get], WirePath.productsV2, .products) { .reply(.response(lists.answer($0.head, .v2, loop: $0.loop))) }
+    }
+
+    /// The pack URLs (spec §4.4), and everything else under `/v1/packs/`.
+    static func declare(_ packs: PackRoutes, in table: inout RouteTableBuilder) {
+        table.area(WirePath.packsArea, .packs)
+        table.add([.get], WirePath.packManifest, .packManifest) { .reply(.response(try packs.manifestRedirect($0))) }
+        table.add([.get], WirePath.versionManifest, .packManifest) { .reply(.response(try packs.manifest($0))) }
+        table.add([.get], WirePath.packFile, .packFile) { .reply(.response(try packs.file($0))) }
+        table.add([.get], WirePath.packsArea, .packs) { .reply(.response(try packs.unmatched($0))) }
+    }
+
+    /// `POST /v1/receipts` (spec §4.2), `POST /v1/notifications/appstore` (spec §4.5).
+    static func declare(_ purchases: PurchaseService, in table: inout RouteTableBuilder) {
+        table.add([.post], WirePath.receipts, .receipts) { try purchases.receipts($0.head) }
+        table.add([.post], WirePath.notifications, .notifications) { try purchases.notifications($0.head) }
+    }
+
+    /// `GET /healthz`, `GET /metrics` (spec §4.6).
+    static func declare(_ operations: OperationRoutes, in table: inout RouteTableBuilder) {
+        table.add([.get], WirePath.health, .healthz) { _ in .reply(operations.health()) }
+        table.add([.get], WirePath.metrics, .metrics) { _ in .reply(.response(operations.metricsResponse())) }
+    }
+
+    /// The admin API (spec §4.7) behind its token, or an `/admin/` that is `404` throughout.
+    static func declare(admin: AdminService?, in table: inout RouteTableBuilder) {
+        guard let admin else {
+            table.area(WirePath.adminArea, .admin)
+            return
+        }
+        table.area(WirePath.adminArea, .admin) { admin.checkToken($0) }
+        table.add([.put], WirePath.adminPackFile, .adminUpload) { try admin.upload($0) }
+        table.add([.post], WirePath.adminPublish, .adminPublish) { try admin.publish($0) }
+    }
+}

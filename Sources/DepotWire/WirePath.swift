@@ -1,0 +1,63 @@
+/// Every public URL path of Depot, defined once: the server routes on these templates, builds its redirect
+/// `Location`, manifest `url` and entitlement `manifest` fields with them, and the client and the tests build
+/// and parse the same paths.
+public enum WirePath {
+    /// `GET /products_v1.json`: the live product IDs (spec §4.1).
+    public static let productsV1 = PathTemplate("/products_v1.json")
+    /// `GET /products_v2.json`: the live products with their packs.
+    public static let productsV2 = PathTemplate("/products_v2.json")
+    /// `POST /v1/receipts`: validate purchases, get download tokens (spec §4.2).
+    public static let receipts = PathTemplate("/v1/receipts")
+    /// `POST /v1/notifications/appstore`: App Store Server Notifications (spec §4.5).
+    public static let notifications = PathTemplate("/v1/notifications/appstore")
+    /// `GET /v1/packs/{pack}/manifest`: `307` to the live version's manifest (spec §4.4).
+    public static let packManifest = PathTemplate("/v1/packs/{pack}/manifest")
+    /// `GET /v1/packs/{pack}/{version}/manifest`: a version's manifest, with a plan on `?available=`.
+    public static let versionManifest = PathTemplate("/v1/packs/{pack}/{version}/manifest")
+    /// `GET /v1/packs/{pack}/{version}/files/{path}`: one file of a version. `{path*}` so that a file URL
+    /// without a path still has this shape (the server answers it `400`, a malformed path).
+    public static let packFile = PathTemplate("/v1/packs/{pack}/{version}/files/{path*}")
+    /// Anything under `/v1/packs/`: what no pack route above matches (`400` for a malformed pack ID, else `404`).
+    public static let packsArea = PathTemplate("/v1/packs/{rest+}")
+    /// `PUT /admin/v1/packs/{pack}/{version}/files/{path}`: stream one file into staging (spec §4.7).
+    public static let adminPackFile = PathTemplate("/admin/v1/packs/{pack}/{version}/files/{path+}")
+    /// `POST /admin/v1/packs/{pack}/{version}/publish`: publish the uploaded files.
+    public static let adminPublish = PathTemplate("/admin/v1/packs/{pack}/{version}/publish")
+    /// Everything under `/admin/`: the admin token is checked before anything else is revealed.
+    public static let adminArea = PathTemplate("/admin/{rest*}")
+    /// `GET /healthz` (spec §4.6).
+    public static let health = PathTemplate("/healthz")
+    /// `GET /metrics`: Prometheus text.
+    public static let metrics = PathTemplate("/metrics")
+
+    /// Every template above.
+    public static let all: [PathTemplate] = [
+        productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
+        adminPackFile, adminPublish, adminArea, health, metrics,
+    ]
+
+    /// `/v1/packs/{pack}/manifest`.
+    public static func packManifest(pack: String) -> String {
+        packManifest.path(["pack": pack])
+    }
+
+    /// `/v1/packs/{pack}/{version}/manifest`.
+    public static func versionManifest(pack: String, version: Int) -> String {
+        versionManifest.path(["pack": pack, "version": String(version)])
+    }
+
+    /// `/v1/packs/{pack}/{version}/files/{path}`, each segment of `path` percent-encoded.
+    public static func packFile(pack: String, version: Int, path: String) -> String {
+        packFile.path(["pack": pack, "version": String(version), "path": path])
+    }
+
+    /// `/admin/v1/packs/{pack}/{version}/files/{path}`.
+    public static func adminPackFile(pack: String, version: Int, path: String) -> String {
+        adminPackFile.path(["pack": pack, "version": String(version), "path": path])
+    }
+
+    /// `/admin/v1/packs/{pack}/{version}/publish`.
+    public static func adminPublish(pack: String, version: Int) -> String {
+        adminPublish.path(["pack": pack, "version": String(version)])
+    }
+}
