@@ -57,16 +57,6 @@ public struct PathTemplate: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { pattern }
 
-    /// The names of the parameters, in order.
-    public var parameterNames: [String] {
-        segments.compactMap {
-            switch $0 {
-            case .literal: nil
-            case .parameter(let name), .rest(let name, _): name
-            }
-        }
-    }
-
     // MARK: - Building
 
     /// The path with each parameter filled in and percent-encoded (a rest parameter segment by segment, split

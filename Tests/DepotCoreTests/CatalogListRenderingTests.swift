@@ -110,4 +110,19 @@ import Testing
     func malformedTimestampsAreRefused(_ text: String) {
         #expect(Timestamp.parseRFC3339(text) == nil)
     }
+
+    /// The hand-written lists are exactly the wire types the client decodes (`DepotWire`), so they cannot drift.
+    @Test func renderedListsDecodeAsTheWireTypes() throws {
+        #expect(try WireJSON.decode(ProductListV1.self, from: ProductListRenderer.v1(Self.catalog)) == Self.sortedLiveIDs)
+        let bytes = ProductListRenderer.v2(Self.catalog, packs: Self.packs, updated: "2026-11-30T05:03:30Z")
+        let list = try WireJSON.decode(ProductListV2.self, from: bytes)
+        #expect(list == ProductListV2(updated: Date(timeIntervalSince1970: 1_796_015_010), products: [
+            .init(id: "com.example.Alpha", type: .nonConsumable, title: "Alpha", description: "Upper case sorts first",
+                  pack: .init(id: "alpha", version: 3, downloadBytes: 5_242_880)),
+            .init(id: "com.example.beta", type: .autoRenewable, title: "Beta \"pass\"", description: "",
+                  pack: .init(id: "beta", version: 12, downloadBytes: 0)),
+            .init(id: "com.example.beta-2", type: .nonRenewing, title: "Beta 2", description: "d", pack: nil),
+            .init(id: "com.example.zeta", type: .consumable, title: "Zeta", description: "Last by id", pack: nil),
+        ]))
+    }
 }

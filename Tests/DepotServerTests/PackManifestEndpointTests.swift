@@ -196,6 +196,18 @@ import Testing
         #expect(response.text.contains("\"fits\": false"))
     }
 
+    /// The answer to `?available=` is the wire manifest with its plan, byte for byte what encoding
+    /// `PackManifest` with `plan` set gives (the server only appends the plan to the stored bytes).
+    @Test func planAnswerIsTheWireManifestWithPlan() async throws {
+        let fixture = try await PackFixture.shared.value
+        let response = try fixture.request("/v1/packs/testpack/1/manifest?available=\((16 << 20) + 8192)&have=300")
+        var expected = fixture.manifest
+        expected.plan = try ChunkPlan.make(manifest: fixture.manifest, available: (16 << 20) + 8192, have: 300)
+        #expect(try WireJSON.decode(PackManifest.self, from: response.body) == expected)
+        #expect(try response.body == expected.encoded())
+        #expect(try PackRoutes.adding(try #require(expected.plan), to: fixture.manifest.encoded()) == expected.encoded())
+    }
+
     @Test func planHasItsOwnETag() async throws {
         let fixture = try await PackFixture.shared.value
         let plain = try fixture.request("/v1/packs/testpack/1/manifest")

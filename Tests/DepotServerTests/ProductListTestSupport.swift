@@ -44,10 +44,12 @@ func eventually(within seconds: Double = 2, _ condition: () async throws -> Bool
 }
 
 /// The two product lists by path.
-enum ListPath: String, Sendable, CaseIterable, CustomTestStringConvertible {
-    case v1 = "/products_v1.json"
-    case v2 = "/products_v2.json"
+enum ListPath: Sendable, CaseIterable, CustomTestStringConvertible {
+    case v1
+    case v2
 
+    /// The list's path (`WirePath`).
+    var rawValue: String { (self == .v1 ? WirePath.productsV1 : WirePath.productsV2).pattern }
     var testDescription: String { rawValue }
     var recordName: String { String(rawValue.dropFirst()) }
 }

@@ -14,6 +14,10 @@ public struct PackSummary: Sendable, Equatable {
 }
 
 /// Renders the product lists of spec §4.1, byte for byte the same for the same catalog.
+///
+/// Written by hand rather than through `WireJSON`: these bytes are the lists' identities (their ETags, and the
+/// hashes `catalog/lists.json` records on every replica), so their layout must never move. A test decodes
+/// them as the wire `ProductListV1`/`ProductListV2` the client reads.
 public enum ProductListRenderer {
     /// `["id1", "id2"]`: the live product IDs, sorted — the form of Apple's guide.
     public static func v1(_ catalog: Catalog) -> [UInt8] {

@@ -23,6 +23,12 @@ final class ProductListRoutes: Sendable {
 
     /// The answer to a GET or HEAD of list `version` on loop `loop`.
     func answer(_ head: RequestHead, _ version: Version, loop: Int) -> Response {
+        guard let lists = lists(loop: loop) else { return CatalogFailure.notLoaded.answer.response(.products) }
+        return (version == .v1 ? lists.v1 : lists.v2).respond(to: head)
+    }
+
+    /// Loop `loop`'s copy of the current snapshot's lists (nil before a catalog has loaded).
+    func lists(loop: Int) -> DepotSnapshot.Lists? {
         let slot = slots[loop % slots.count]
         let generation = store.generation.load(ordering: .acquiring)
         if slot.generation != generation {
@@ -30,7 +36,6 @@ final class ProductListRoutes: Sendable {
             slot.lists = snapshot.map { $0.replicas[loop % $0.replicas.count] }
             slot.generation = generation
         }
-        guard let lists = slot.lists else { return CatalogFailure.notLoaded.answer.response(.products) }
-        return (version == .v1 ? lists.v1 : lists.v2).respond(to: head)
+        return slot.lists
     }
 }

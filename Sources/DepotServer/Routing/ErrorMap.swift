@@ -40,12 +40,7 @@ extension RoutingFailure: AnswerableError {
     }
 }
 
-/// A protocol error the engine answers (a request it cannot parse, a body over its limit), in Depot's shape.
-struct ProtocolFailure: AnswerableError {
-    let status: Int
-    let code: String
-    let message: String
-
+extension ProtocolFailure: AnswerableError {
     var answer: APIError { ErrorMap.answer(status, code, message) }
 }
 

@@ -19,8 +19,6 @@ struct APIError: Error, Sendable {
         self.headers = headers
     }
 
-    var code: String { body.error.code }
-
     /// The response, counted under `route`.
     func response(route: String) -> Response {
         var fields = headers

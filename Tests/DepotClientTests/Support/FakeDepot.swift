@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -100,35 +101,38 @@ final class FakeDepot: Sendable {
         return state.withLock { route(request, &$0) }
     }
 
+    /// Routes on the same `WirePath` templates the server uses.
     private func route(_ request: RecordedRequest, _ state: inout State) -> FakeReply {
-        let path = request.url.path
+        // Percent-encoded, as it went over the wire: the templates decode each segment once.
+        let path = URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path
         let segments = path.split(separator: "/").map(String.init)
         if segments.count == 1, let list = state.lists[segments[0]] {
             return listReply(request, list, override: state.listOverride)
         }
-        if path == "/v1/receipts", request.method == "POST" { return state.receiptsReply }
-        guard segments.count >= 4, segments[0] == "v1", segments[1] == "packs", segments[2] == state.pack else {
-            return .error(404, "not_found")
-        }
-        if segments.count == 4, segments[3] == "manifest" {
-            let target = baseURL.appendingPathComponent("/v1/packs/\(state.pack)/\(state.live)/manifest")
+        if WirePath.receipts.match(path: path) != nil, request.method == "POST" { return state.receiptsReply }
+        let live = WirePath.versionManifest(pack: state.pack, version: state.live)
+        if let match = WirePath.packManifest.match(path: path), match["pack"] == state.pack {
+            let target = baseURL.appendingPathComponent(live)
             if state.dropAuthorizationOnRedirect, request.header("Authorization") != nil {
                 return .response(status: 401, headers: ["Content-Type": "application/json"],
                                  body: Data("{\"error\": {\"code\": \"token_missing\", \"message\": \"m\"}}".utf8), url: target)
             }
             if let denied = authorize(request, state) { return denied }
-            return .response(status: 307, headers: ["Location": "/v1/packs/\(state.pack)/\(state.live)/manifest"], body: Data())
+            return .response(status: 307, headers: ["Location": live], body: Data())
         }
-        if let denied = authorize(request, state) { return denied }
-        guard let version = Int(segments[3]), let files = state.versions[version] else { return .error(404, "not_found") }
-        if segments.count == 5, segments[4] == "manifest" {
+        if let match = WirePath.versionManifest.match(path: path), match["pack"] == state.pack {
+            if let denied = authorize(request, state) { return denied }
+            guard let version = match["version"].flatMap({ Int($0) }), let files = state.versions[version] else { return .error(404, "not_found") }
             if let raw = state.manifestOverride { return .json(200, raw) }
             return .json(200, manifestJSON(version: version, files: files, state: state))
         }
-        guard segments.count >= 6, segments[4] == "files" else { return .error(404, "not_found") }
-        let filePath = segments[5...].joined(separator: "/")
-        guard let data = files.first(where: { $0.path == filePath })?.data else { return .error(404, "not_found") }
-        return fileReply(request, data: data, state: &state)
+        if let match = WirePath.packFile.match(path: path), match["pack"] == state.pack {
+            if let denied = authorize(request, state) { return denied }
+            guard let version = match["version"].flatMap({ Int($0) }), let files = state.versions[version],
+                  let data = files.first(where: { $0.path == match["path"] })?.data else { return .error(404, "not_found") }
+            return fileReply(request, data: data, state: &state)
+        }
+        return .error(404, "not_found")
     }
 
     private func authorize(_ request: RecordedRequest, _ state: State) -> FakeReply? {
@@ -184,25 +188,21 @@ final class FakeDepot: Sendable {
     static func sha256(_ data: Data) -> String { try! SHA256ChunkHasher().sha256(data).hexString }
     static func etag(_ data: Data) -> String { "\"\(sha256(data))\"" }
 
+    /// The manifest as the server would send it: the wire `PackManifest`, encoded by `WireJSON`.
     private func manifestJSON(version: Int, files: [(path: String, data: Data)], state: State) -> String {
-        let total = files.reduce(0) { $0 + $1.data.count }
-        let entries = files.map { file -> String in
-            var chunks: [String] = []
+        let entries = files.map { file -> PackManifest.File in
+            var chunks: [PackManifest.Chunk] = []
             var offset = 0
             while offset < file.data.count {
                 let length = min(Int(state.chunkSize), file.data.count - offset)
-                let hash = Self.sha256(file.data.subdata(in: offset..<offset + length))
-                chunks.append("{\"offset\": \(offset), \"length\": \(length), \"sha256\": \"\(hash)\"}")
+                chunks.append(.init(offset: Int64(offset), length: Int64(length), sha256: Self.sha256(file.data.subdata(in: offset..<offset + length))))
                 offset += length
             }
-            let url = "/v1/packs/\(state.pack)/\(version)/files/"
-                + file.path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .alphanumerics)! }
-                    .joined(separator: "/")
-            return "{\"path\": \"\(file.path)\", \"size\": \(file.data.count), \"sha256\": \"\(Self.sha256(file.data))\", "
-                + "\"etag\": \"\\\"\(Self.sha256(file.data))\\\"\", \"url\": \"\(url)\", \"chunks\": [\(chunks.joined(separator: ", "))]}"
+            return PackManifest.File(path: file.path, size: Int64(file.data.count), sha256: Self.sha256(file.data), etag: Self.etag(file.data),
+                                     url: WirePath.packFile(pack: state.pack, version: version, path: file.path), chunks: chunks)
         }
-        return "{\"pack\": \"\(state.pack)\", \"version\": \(version), \"productId\": \"com.example.depot.\(state.pack)\", "
-            + "\"downloadBytes\": \(total), \"chunkSize\": \(state.chunkSize), \"published\": \"2026-11-30T02:33:58Z\", "
-            + "\"files\": [\(entries.joined(separator: ", "))]}"
+        let manifest = PackManifest(pack: state.pack, version: version, productId: "com.example.depot.\(state.pack)",
+                                    chunkSize: state.chunkSize, published: "2026-11-30T02:33:58Z", files: entries)
+        return String(decoding: (try? WireJSON.encode(manifest)) ?? [], as: UTF8.self)
     }
 }

@@ -2,6 +2,7 @@ import AppStoreSimulator
 import ArgumentParsing
 import DepotServer
 import DepotTestSupport
+import DepotWire
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -112,19 +113,19 @@ final class PurchaseFixture: @unchecked Sendable {
     func postReceipt(_ receipt: String, account: String? = nil) async throws -> RawResponse {
         var object: [String: Any] = ["receipt": receipt]
         object["account"] = account
-        return try await post("/v1/receipts", body: Self.jsonBytes(object))
+        return try await post(WirePath.receipts.pattern, body: Self.jsonBytes(object))
     }
 
     /// `POST /v1/receipts` with StoreKit 2 signed transactions.
     func postTransactions(_ transactions: [String], account: String? = nil) async throws -> RawResponse {
         var object: [String: Any] = ["transactions": transactions]
         object["account"] = account
-        return try await post("/v1/receipts", body: Self.jsonBytes(object))
+        return try await post(WirePath.receipts.pattern, body: Self.jsonBytes(object))
     }
 
     /// `POST /v1/notifications/appstore`.
     func notify(_ object: [String: Any]) async throws -> RawResponse {
-        try await post("/v1/notifications/appstore", body: Self.jsonBytes(object))
+        try await post(WirePath.notifications.pattern, body: Self.jsonBytes(object))
     }
 
     /// `POST /v1/notifications/appstore` with a V2 `signedPayload`.
@@ -143,7 +144,7 @@ final class PurchaseFixture: @unchecked Sendable {
 
     /// The status of `GET /v1/packs/<pack>/manifest` with `token` (307 when the token is honoured).
     func packStatus(_ pack: String, token: String) async throws -> RawResponse {
-        try await get("/v1/packs/\(pack)/manifest", token: token)
+        try await get(WirePath.packManifest(pack: pack), token: token)
     }
 
     // MARK: - Purchases
