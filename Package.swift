@@ -34,7 +34,7 @@ let package = Package(
         // libcrypto's Swift face: digests, HMAC, ECDSA, X.509.
         .target(name: "DepotCrypto", dependencies: ["COpenSSL"]),
         // Apple: JWS verification and the verifyReceipt client.
-        .target(name: "AppStore", dependencies: ["DepotCore", "DepotCrypto"]),
+        .target(name: "AppStore", dependencies: ["DepotWire", "DepotCore", "DepotCrypto"]),
         // The SQLite ledger.
         .target(name: "Ledger", dependencies: ["CSQLite"]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.

@@ -1,4 +1,5 @@
 public import DepotCore
+import DepotWire
 public import Foundation
 
 /// Transaction endpoints: Get Transaction History v2, Get Transaction Info, Get All Subscription

@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 import DepotCrypto
 import Foundation
 #if canImport(FoundationNetworking)

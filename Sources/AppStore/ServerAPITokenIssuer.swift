@@ -1,4 +1,5 @@
 import DepotCore
+import DepotWire
 public import DepotCrypto
 public import Foundation
 import Synchronization

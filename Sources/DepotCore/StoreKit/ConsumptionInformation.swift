@@ -1,3 +1,5 @@
+import DepotWire
+
 /// The body of Send Consumption Information (`PUT /inApps/v2/transactions/consumption/{transactionId}`),
 /// Depot's answer to a `CONSUMPTION_REQUEST` notification (spec §7).
 public struct ConsumptionInformation: Sendable, Equatable {
