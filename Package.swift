@@ -17,6 +17,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgres", path: "Sources/CPostgres", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
 
         // Sans-I/O HTTP/1.1.
         .target(name: "HTTP"),
@@ -35,8 +37,8 @@ let package = Package(
         .target(name: "DepotCrypto", dependencies: ["COpenSSL"]),
         // Apple: JWS verification and the verifyReceipt client.
         .target(name: "AppStore", dependencies: ["DepotWire", "DepotCore", "DepotCrypto"]),
-        // The SQLite ledger.
-        .target(name: "Ledger", dependencies: ["CSQLite"]),
+        // The ledger: SQLite (embedded default) or PostgreSQL (many instances).
+        .target(name: "Ledger", dependencies: ["CSQLite", "CPostgres"]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
         .target(name: "DepotServer", dependencies: [
             "HTTP", "Server", "DepotWire", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "Platform", "ArgumentParsing",
@@ -73,7 +75,7 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore", "DepotTestSupport",
                                                        "HTTP", "Server"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "DepotTestSupport"]),
         .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",

@@ -15,8 +15,9 @@ struct AccessEntry: Sendable, Equatable {
 /// loops never wait for SQLite.
 ///
 /// Only original transactions that are bound or revoked have an entry; any other is `allowed`. The index is
-/// filled at open and changed only after a SQL commit succeeded, with entries computed inside that
-/// transaction, so it never shows a state the file does not hold.
+/// filled at open and changed only with entries read from committed state: SQLite's after each commit, from
+/// inside that transaction; PostgreSQL's by the change feed, from the database. It never shows a state the
+/// database does not hold (or, for PostgreSQL, did not hold a moment ago).
 final class AccessIndex: Sendable {
     private let entries: Mutex<[String: AccessEntry]>
 
@@ -42,6 +43,12 @@ final class AccessIndex: Sendable {
                 entries[original] = entry.isDefault ? nil : entry
             }
         }
+    }
+
+    /// Replaces every entry at once (a full load at open, or a resync after a reconnection).
+    func replaceAll(_ all: [String: AccessEntry]) {
+        let kept = all.filter { !$0.value.isDefault }
+        entries.withLock { $0 = kept }
     }
 
     /// The number of original transactions with a non-default entry.

@@ -1,16 +1,20 @@
-import Dispatch
 public import Foundation
 
-/// The durable record of validated purchases, account bindings, revocations and processed notifications,
-/// kept in one SQLite file (`<data>/ledger.sqlite`, spec §2.3).
+/// The durable record of validated purchases, account bindings, revocations and processed notifications:
+/// one SQLite file for one instance (`<data>/ledger.sqlite`, spec §2.3), or one PostgreSQL database shared
+/// by any number of instances (scale-out §1). Both backends have exactly the same semantics.
 ///
-/// - Durability: WAL journal with `synchronous=FULL`, so a call that returned has been fsync'd and survives
-///   a crash or power loss. Every write is one `BEGIN IMMEDIATE … COMMIT`; a failed write (disk full,
-///   read-only file, I/O error) throws `LedgerError.writeFailed` and leaves nothing half-written.
-/// - Threads: all SQLite work runs on one private serial `DispatchQueue`, never on the caller's thread nor
-///   on Swift's cooperative pool; the `async` API is bridged with a continuation.
+/// - Durability: a call that returned has been committed (SQLite: WAL with `synchronous=FULL`; PostgreSQL:
+///   `COMMIT` acknowledged by the server); a failed write leaves nothing half-written and throws.
+///   PostgreSQL's serialization failures and deadlocks are retried, and a lost connection is replaced and
+///   the operation run again (every operation is safe to repeat); an unreachable database is
+///   `LedgerError.unavailable`.
+/// - Threads: all database work runs on private serial queues (one per connection) or the change feed's own
+///   thread, never on the caller's thread nor on Swift's cooperative pool.
 /// - Reads on the hot path: `access(originalTransactionID:account:)` is answered from an in-memory index
-///   (loaded at open, updated only after a commit succeeded) and never touches SQLite.
+///   and never touches the database. SQLite updates it after each commit; PostgreSQL's change feed keeps it
+///   in step with what every instance commits (within 1 s; `propagation` shows how), and a write returns
+///   once the index shows it.
 ///
 /// Access rules:
 /// - An original transaction is `.revoked` while a revocation in force (not restored by `REFUND_REVERSED`)
@@ -19,20 +23,20 @@ public import Foundation
 ///   naming a transaction never recorded counts at its revocation date.
 /// - Bindings follow the `AccountPolicy`; a token for an account no longer bound (moved away by `transfer`)
 ///   is `.transferred`. A token without an account ignores bindings. An original never seen is `.allowed`
-///   (tokens from operator grants).
+///   (tokens from operator grants). Under `first`, of two instances binding one purchase at once exactly one
+///   wins; under `transfer` the last to commit does.
+/// - A notification is applied once, even when it reaches two instances at the same moment.
 public final class Ledger: Sendable {
-    private let queue: DispatchQueue
-    private let database: SQLiteDatabase
+    private let storage: any LedgerStorage
     private let index: AccessIndex
 
-    private init(queue: DispatchQueue, database: SQLiteDatabase, index: AccessIndex) {
-        self.queue = queue
-        self.database = database
+    private init(storage: any LedgerStorage, index: AccessIndex) {
+        self.storage = storage
         self.index = index
     }
 
-    /// Opens the ledger at `path`, creating the file (and its parent directory) if needed, configuring WAL,
-    /// `synchronous=FULL`, foreign keys and a busy timeout, applying pending migrations, and loading the
+    /// Opens the SQLite ledger at `path`, creating the file (and its parent directory) if needed, configuring
+    /// WAL, `synchronous=FULL`, foreign keys and a busy timeout, applying pending migrations, and loading the
     /// access index.
     public static func open(at path: String) async throws(LedgerError) -> Ledger {
         try await open(at: path, readOnly: false)
@@ -40,201 +44,138 @@ public final class Ledger: Sendable {
 
     /// `open(at:)`, optionally read-only (for tests of failing writes and for inspection tools).
     static func open(at path: String, readOnly: Bool) async throws(LedgerError) -> Ledger {
-        let queue = DispatchQueue(label: "depot.ledger", qos: .userInitiated)
-        let (database, entries) = try await perform(on: queue) { () throws(LedgerError) in
-            let database = try connect(path: path, readOnly: readOnly)
-            do {
-                try LedgerSchema.migrate(database)
-                let entries = try LedgerStore(database: database).allAccessEntries()
-                return (database, entries)
-            } catch let error as LedgerError {
-                database.close()
-                throw error
-            } catch let error as SQLiteError {
-                database.close()
-                throw .openFailed(path: path, message: error.message)
-            } catch {
-                database.close()
-                throw .openFailed(path: path, message: "\(error)")
-            }
-        }
-        return Ledger(queue: queue, database: database, index: AccessIndex(entries))
+        let index = AccessIndex()
+        let storage = try await SQLiteLedgerStorage.open(at: path, readOnly: readOnly, index: index)
+        return Ledger(storage: storage, index: index)
     }
 
+    /// Opens the ledger at `location` (`sqlite` resolves to `<dataDirectory>/ledger.sqlite`). For PostgreSQL:
+    /// connects (`poolSize` connections, opened as needed), creates or migrates the schema under an advisory
+    /// lock, loads the access index and starts following other instances' changes. A refused login or an
+    /// unreachable server throws `.openFailed` with one line that never contains the password.
+    public static func open(_ location: LedgerLocation, dataDirectory: String, poolSize: Int = 8) async throws(LedgerError) -> Ledger {
+        switch location {
+        case .sqlite:
+            return try await open(at: location.sqlitePath(dataDirectory: dataDirectory) ?? dataDirectory + "/ledger.sqlite")
+        case .postgres(let postgres):
+            let index = AccessIndex()
+            let storage = try await PostgresLedgerStorage.open(postgres, poolSize: poolSize, index: index)
+            return Ledger(storage: storage, index: index)
+        }
+    }
+
+    /// `sqlite` or `postgres`.
+    public var backend: LedgerBackend { storage.backend }
+
     /// Upserts the purchases and binds each original transaction to `account` per `policy` (no account: no
-    /// binding, always granted), in one SQL transaction, durable before returning. Returns a decision per
+    /// binding, always granted), in one transaction, durable before returning. Returns a decision per
     /// original transaction ID. A purchase carrying `revocationDate` is recorded as revoked too (unless a
     /// revocation for it is already on file).
     public func record(
         _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
     ) async throws(LedgerError) -> [String: BindingDecision] {
-        let (database, index) = (database, index)
-        return try await Self.perform(on: queue) { () throws(LedgerError) in
-            let result = try Self.writing(database) { () throws(SQLiteError) in
-                try LedgerStore(database: database).record(purchases, account: account, policy: policy, now: now)
-            }
-            index.update(result.entries)
-            return result.decisions
-        }
+        try await storage.record(purchases, account: account, policy: policy, now: now)
     }
 
     /// Applies an App Store Server Notification idempotently, in one transaction: revokes `revoke`, restores
     /// the transactions in `restore` (`REFUND_REVERSED`), and remembers `notificationID`. Returns `false`,
-    /// changing nothing, when `notificationID` was processed before.
+    /// changing nothing, when `notificationID` was processed before (by any instance).
     public func apply(
         notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
     ) async throws(LedgerError) -> Bool {
-        let (database, index) = (database, index)
-        return try await Self.perform(on: queue) { () throws(LedgerError) in
-            let entries = try Self.writing(database) { () throws(SQLiteError) in
-                try LedgerStore(database: database).apply(
-                    notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
-            }
-            guard let entries else { return false }
-            index.update(entries)
-            return true
-        }
+        try await storage.apply(notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
     }
 
     /// Whether a download token for `originalTransactionID` (issued to `account`) may still be honoured.
-    /// O(1) and non-blocking: served from memory, never from SQLite.
+    /// O(1) and non-blocking: served from memory, never from the database.
     public func access(originalTransactionID: String, account: String?) -> AccessState {
         index.access(originalTransactionID: originalTransactionID, account: account)
     }
 
     /// The recorded purchases of one original transaction, oldest first (for tests and operations).
     public func purchases(originalTransactionID: String) async throws(LedgerError) -> [LedgerPurchase] {
-        let database = database
-        return try await Self.perform(on: queue) { () throws(LedgerError) in
-            guard database.isOpen else { throw .closed }
-            do throws(SQLiteError) {
-                return try LedgerStore(database: database).purchases(originalTransactionID: originalTransactionID)
-            } catch {
-                throw .readFailed(message: error.message)
-            }
+        try await storage.purchases(originalTransactionID: originalTransactionID)
+    }
+
+    /// The download-token HMAC key kept in the ledger: the stored one, or `generate()`'s, stored atomically
+    /// if there is none yet (of instances starting together, all get the first one committed). With
+    /// PostgreSQL this is how replicas share a key without `--token-secret`; a SQLite deployment keeps
+    /// `<data>/token.key` (the server chooses which to use).
+    public func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8] {
+        try await storage.tokenKey(generate: generate)
+    }
+
+    /// Takes the database's publish lock for `pack` (PostgreSQL: a session advisory lock on a dedicated
+    /// connection, waiting while another host holds it). `nil` for SQLite, which serves one host: the
+    /// publisher's file lock is enough there.
+    public func publishLock(pack: String) async throws(LedgerError) -> LedgerPublishLock? {
+        try await storage.publishLock(pack: pack)
+    }
+
+    /// Runs `body` holding the publish lock for `pack` (see `publishLock(pack:)`), releasing it afterwards
+    /// whether `body` returns or throws.
+    public func withPublishLock<Value>(pack: String, _ body: () async throws -> Value) async throws -> Value {
+        let lock = try await publishLock(pack: pack)
+        do {
+            let value = try await body()
+            await lock?.release()
+            return value
+        } catch {
+            await lock?.release()
+            throw error
         }
     }
 
-    /// A cheap write probe for `/healthz`: takes the write lock and writes the header page inside a
-    /// transaction that is rolled back. `false` when the ledger is closed, read-only or cannot lock.
+    /// A cheap write probe for `/healthz` (SQLite: takes the write lock in a transaction rolled back;
+    /// PostgreSQL: a transaction with an `UPDATE` that matches nothing). `false` when closed, read-only,
+    /// unreachable or locked.
     public func checkWritable() async -> Bool {
-        let database = database
-        let result = try? await Self.perform(on: queue) { () throws(LedgerError) -> Bool in
-            guard database.isOpen, !database.isReadOnly else { return false }
-            do {
-                try database.execute("BEGIN IMMEDIATE")
-                defer { try? database.execute("ROLLBACK") }
-                try database.execute("PRAGMA user_version = \(LedgerSchema.currentVersion)")
-                return true
-            } catch {
-                return false
-            }
-        }
-        return result ?? false
+        await storage.checkWritable()
     }
 
-    /// Closes the database (after the calls already queued). Later calls fail with `.closed`; `access`
-    /// keeps answering from memory.
+    /// Whether the backend is reachable now and when the access index was last confirmed current.
+    public var health: LedgerHealth { storage.health }
+
+    /// How other instances' changes reach this index (PostgreSQL's change feed; zeros for SQLite).
+    public var propagation: LedgerPropagation { storage.propagation }
+
+    /// Closes the ledger (after the calls already queued). Later calls fail with `.closed`; `access` keeps
+    /// answering from memory.
     public func close() async {
-        let database = database
-        _ = try? await Self.perform(on: queue) { () throws(LedgerError) in database.close() }
+        await storage.close()
     }
 
-    /// Turns SQLite's `query_only` on or off: a stand-in for a file that stopped accepting writes (tests).
+    /// Copies a SQLite ledger into a PostgreSQL ledger that is empty or was filled by an earlier copy, without
+    /// touching the SQLite file (a server may keep using it). Idempotent: rows already there are kept, so
+    /// running it again adds nothing twice. Instances already running on the PostgreSQL ledger pick up the
+    /// copied state through their change feeds.
+    public static func copy(from source: LedgerLocation, to target: LedgerLocation, dataDirectory: String) async throws(LedgerError) -> LedgerCopyReport {
+        try await LedgerCopy.copy(from: source, to: target, dataDirectory: dataDirectory)
+    }
+
+    /// Writes a consistent copy of a SQLite ledger to `destination` with SQLite's online backup API, while a
+    /// server keeps reading and writing the ledger. `destination` is replaced atomically.
+    public static func backup(_ location: LedgerLocation, dataDirectory: String, to destination: String) async throws(LedgerError) {
+        try await LedgerCopy.backup(location, dataDirectory: dataDirectory, to: destination)
+    }
+
+    // MARK: - Tests
+
+    /// Makes the backend refuse writes (SQLite `query_only`; PostgreSQL `READ ONLY` transactions), or
+    /// accept them again: a stand-in for a database that stopped accepting writes.
     func setQueryOnly(_ on: Bool) async throws(LedgerError) {
-        let database = database
-        try await Self.perform(on: queue) { () throws(LedgerError) in
-            guard database.isOpen else { throw .closed }
-            do throws(SQLiteError) { try database.execute("PRAGMA query_only = \(on ? "ON" : "OFF")") } catch {
-                throw .writeFailed(message: error.message)
-            }
-        }
+        try await storage.setQueryOnly(on)
     }
 
-    /// The value of `PRAGMA <name>` on the ledger's own connection (tests check the durability settings).
+    /// The value of `PRAGMA <name>` on a SQLite ledger's connection (`nil` for PostgreSQL).
     func pragma(_ name: String) async throws(LedgerError) -> String? {
-        let database = database
-        return try await Self.perform(on: queue) { () throws(LedgerError) -> String? in
-            guard database.isOpen else { throw .closed }
-            do throws(SQLiteError) {
-                switch try database.query("PRAGMA \(name)").first?.first {
-                case .integer(let value): return String(value)
-                case .text(let value): return value
-                default: return nil
-                }
-            } catch {
-                throw .readFailed(message: error.message)
-            }
-        }
+        guard let sqlite = storage as? SQLiteLedgerStorage else { return nil }
+        return try await sqlite.pragma(name)
     }
+
+    /// The backend (tests reach the pool and the feed through it).
+    var backendStorage: any LedgerStorage { storage }
 
     /// The number of original transactions the in-memory index holds (bound or revoked).
     var indexedCount: Int { index.count }
-
-    // MARK: - Private
-
-    /// Opens the connection and sets the pragmas the ledger's guarantees rest on, checking each took effect.
-    private static func connect(path: String, readOnly: Bool) throws(LedgerError) -> SQLiteDatabase {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !readOnly, !directory.isEmpty {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            } catch {
-                throw .openFailed(path: path, message: "cannot create \(directory): \(error.localizedDescription)")
-            }
-        }
-        let database: SQLiteDatabase
-        do {
-            database = try SQLiteDatabase(path: path, readOnly: readOnly)
-        } catch {
-            throw .openFailed(path: path, message: error.message)
-        }
-        do {
-            try database.setBusyTimeout(milliseconds: 5_000)
-            let mode = try database.query("PRAGMA journal_mode = WAL").first?.first?.text?.lowercased()
-            guard mode == "wal" else {
-                database.close()
-                throw LedgerError.openFailed(path: path, message: "journal_mode is \(mode ?? "unknown"), not wal")
-            }
-            try database.execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
-        } catch let error as SQLiteError {
-            database.close()
-            throw .openFailed(path: path, message: error.message)
-        } catch let error as LedgerError {
-            throw error
-        } catch {
-            database.close()
-            throw .openFailed(path: path, message: "\(error)")
-        }
-        return database
-    }
-
-    /// Runs a write, mapping SQLite failures to `LedgerError.writeFailed` (or `.closed`).
-    private static func writing<Result>(
-        _ database: SQLiteDatabase, _ body: () throws(SQLiteError) -> Result
-    ) throws(LedgerError) -> Result {
-        guard database.isOpen else { throw .closed }
-        do {
-            return try body()
-        } catch {
-            throw .writeFailed(message: error.message)
-        }
-    }
-
-    /// Runs `body` on `queue` and resumes the caller with its result. The continuation carries a `Result` so
-    /// that the error type stays `LedgerError`.
-    private static func perform<Value: Sendable>(
-        on queue: DispatchQueue, _ body: @escaping @Sendable () throws(LedgerError) -> Value
-    ) async throws(LedgerError) -> Value {
-        let result: Result<Value, LedgerError> = await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(LedgerError) {
-                    continuation.resume(returning: .success(try body()))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
-    }
 }

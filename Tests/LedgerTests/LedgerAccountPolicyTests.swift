@@ -18,9 +18,9 @@ import Testing
         Case(policy: .shared, secondDecision: .granted, firstAccess: .allowed, secondAccess: .allowed),
     ]
 
-    @Test(arguments: cases)
-    func secondAccountPresentingABoundPurchase(_ test: Case) async throws {
-        try await LedgerFixture.withLedger { ledger, path in
+    @Test(arguments: LedgerBackend.allCases, cases)
+    func secondAccountPresentingABoundPurchase(_ backend: LedgerBackend, _ test: Case) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, target in
             let purchase = LedgerFixture.purchase("1000", original: "500")
             let first = try await ledger.record([purchase], account: "alice", policy: test.policy, now: LedgerFixture.now)
             #expect(first == ["500": .granted])
@@ -30,18 +30,18 @@ import Testing
             #expect(ledger.access(originalTransactionID: "500", account: "bob") == test.secondAccess)
             #expect(ledger.access(originalTransactionID: "500", account: nil) == .allowed)
 
-            // The bindings are in the file, not only in memory.
+            // The bindings are in the database, not only in memory.
             await ledger.close()
-            let reopened = try await Ledger.open(at: path)
+            let reopened = try await target.open()
             #expect(reopened.access(originalTransactionID: "500", account: "alice") == test.firstAccess)
             #expect(reopened.access(originalTransactionID: "500", account: "bob") == test.secondAccess)
             await reopened.close()
         }
     }
 
-    @Test(arguments: AccountPolicy.allCases)
-    func sameAccountAgainIsGranted(_ policy: AccountPolicy) async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases, AccountPolicy.allCases)
+    func sameAccountAgainIsGranted(_ backend: LedgerBackend, _ policy: AccountPolicy) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             for _ in 0..<2 {
                 let decisions = try await ledger.record(
                     [LedgerFixture.purchase("1")], account: "alice", policy: policy, now: LedgerFixture.now)
@@ -51,9 +51,9 @@ import Testing
         }
     }
 
-    @Test(arguments: AccountPolicy.allCases)
-    func noAccountBindsNothingAndIsAlwaysGranted(_ policy: AccountPolicy) async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases, AccountPolicy.allCases)
+    func noAccountBindsNothingAndIsAlwaysGranted(_ backend: LedgerBackend, _ policy: AccountPolicy) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: policy, now: LedgerFixture.now)
             let decisions = try await ledger.record(
                 [LedgerFixture.purchase("1"), LedgerFixture.purchase("2")], account: nil, policy: policy, now: LedgerFixture.now)
@@ -63,8 +63,9 @@ import Testing
         }
     }
 
-    @Test func transferBackReturnsTheOriginalToTheFirstAccount() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func transferBackReturnsTheOriginalToTheFirstAccount(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             let purchase = [LedgerFixture.purchase("1")]
             for account in ["alice", "bob", "alice"] {
                 _ = try await ledger.record(purchase, account: account, policy: .transfer, now: LedgerFixture.now)
@@ -74,8 +75,9 @@ import Testing
         }
     }
 
-    @Test func transferAfterSharedLeavesOnlyTheNewOwner() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func transferAfterSharedLeavesOnlyTheNewOwner(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             let purchase = [LedgerFixture.purchase("1")]
             _ = try await ledger.record(purchase, account: "alice", policy: .shared, now: LedgerFixture.now)
             _ = try await ledger.record(purchase, account: "bob", policy: .shared, now: LedgerFixture.now)
@@ -86,8 +88,9 @@ import Testing
         }
     }
 
-    @Test func firstPolicyStillRecordsThePurchaseData() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func firstPolicyStillRecordsThePurchaseData(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .first, now: LedgerFixture.now)
             let renewal = LedgerFixture.purchase("2", original: "1", daysAgo: 0)
             let decisions = try await ledger.record([renewal], account: "bob", policy: .first, now: LedgerFixture.now)
@@ -96,8 +99,9 @@ import Testing
         }
     }
 
-    @Test func oneDecisionPerOriginalTransaction() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func oneDecisionPerOriginalTransaction(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("a")], account: "alice", policy: .first, now: LedgerFixture.now)
             let decisions = try await ledger.record(
                 [LedgerFixture.purchase("a"), LedgerFixture.purchase("a2", original: "a", daysAgo: 0), LedgerFixture.purchase("b")],
@@ -106,8 +110,9 @@ import Testing
         }
     }
 
-    @Test func neverSeenOriginalIsAllowed() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func neverSeenOriginalIsAllowed(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             #expect(ledger.access(originalTransactionID: "operator-grant", account: "alice") == .allowed)
             #expect(ledger.access(originalTransactionID: "operator-grant", account: nil) == .allowed)
         }

@@ -1,28 +1,70 @@
+import DepotTestSupport
 import Foundation
 @testable import Ledger
 
-/// A fresh directory per test, removed afterwards, and purchase builders.
+/// A fresh ledger per test on either backend (a SQLite file in a new directory, or a new database on the
+/// process's shared PostgreSQL cluster), and purchase builders.
 enum LedgerFixture {
-    /// Runs `body` with the path of a ledger file in a new temporary directory.
-    static func withPath(_ body: (String) async throws -> Void) async throws {
+    /// Where a test's ledger lives; `open()` opens another `Ledger` on it (a restart, or a second instance).
+    struct Target: Sendable {
+        let backend: LedgerBackend
+        let location: LedgerLocation
+        let dataDirectory: String
+        /// The PostgreSQL cluster and database (nil for SQLite).
+        let cluster: PostgresCluster?
+        let database: String?
+
+        /// Opens a ledger on the target (PostgreSQL: `poolSize` connections, small so parallel tests fit).
+        func open(poolSize: Int = 3) async throws -> Ledger {
+            try await Ledger.open(location, dataDirectory: dataDirectory, poolSize: poolSize)
+        }
+
+        /// The SQLite file (nil for PostgreSQL).
+        var path: String? { location.sqlitePath(dataDirectory: dataDirectory) }
+    }
+
+    /// Runs `body` with a fresh target of `backend`, removed afterwards.
+    static func withTarget(_ backend: LedgerBackend, _ body: (Target) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("ledger-tests-\(UUID().uuidString)", isDirectory: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        try await body(directory.appendingPathComponent("var/ledger.sqlite").path)
+        let dataDirectory = directory.appendingPathComponent("var").path
+        switch backend {
+        case .sqlite:
+            try await body(Target(backend: .sqlite, location: .sqlite(path: nil), dataDirectory: dataDirectory,
+                                  cluster: nil, database: nil))
+        case .postgres:
+            let cluster = try await PostgresCluster.shared()
+            let database = try await cluster.createDatabase()
+            let target = Target(backend: .postgres, location: try LedgerLocation(parsing: cluster.uri(database: database)),
+                                dataDirectory: dataDirectory, cluster: cluster, database: database)
+            do {
+                try await body(target)
+            } catch {
+                try? await cluster.dropDatabase(database)
+                throw error
+            }
+            try await cluster.dropDatabase(database)
+        }
     }
 
-    /// Runs `body` with a freshly opened ledger, closing it afterwards.
-    static func withLedger(_ body: (Ledger, String) async throws -> Void) async throws {
-        try await withPath { path in
-            let ledger = try await Ledger.open(at: path)
+    /// Runs `body` with a freshly opened ledger of `backend`, closing it afterwards.
+    static func withLedger(_ backend: LedgerBackend, _ body: (Ledger, Target) async throws -> Void) async throws {
+        try await withTarget(backend) { target in
+            let ledger = try await target.open()
             do {
-                try await body(ledger, path)
+                try await body(ledger, target)
                 await ledger.close()
             } catch {
                 await ledger.close()
                 throw error
             }
         }
+    }
+
+    /// Runs `body` with the path of a SQLite ledger file in a new temporary directory (SQLite-only tests).
+    static func withPath(_ body: (String) async throws -> Void) async throws {
+        try await withTarget(.sqlite) { target in try await body(target.path!) }
     }
 
     /// A fixed "now" (2026-11-30T00:00:00Z).
@@ -47,5 +89,17 @@ enum LedgerFixture {
         LedgerRevocation(
             transactionID: transactionID, originalTransactionID: original ?? transactionID,
             revokedAt: day(-daysAgo), reason: "REFUND")
+    }
+
+    /// Waits until `condition` holds, checking every millisecond, for at most `timeout`; returns how long it
+    /// took, or nil when it never held.
+    static func waitUntil(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Duration? {
+        let clock = ContinuousClock()
+        let start = clock.now
+        while clock.now - start < timeout {
+            if condition() { return clock.now - start }
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        return condition() ? clock.now - start : nil
     }
 }

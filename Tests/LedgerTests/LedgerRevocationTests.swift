@@ -3,8 +3,9 @@ import Testing
 @testable import Ledger
 
 @Suite struct LedgerRevocationTests {
-    @Test func refundRevokesAndRefundReversedRestores() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func refundRevokesAndRefundReversedRestores(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .transfer, now: LedgerFixture.now)
             let revoked = try await ledger.apply(
                 notificationID: "n1", type: "REFUND", revoke: [LedgerFixture.revocation("1")], restore: [], now: LedgerFixture.now)
@@ -21,8 +22,9 @@ import Testing
         }
     }
 
-    @Test func revokedBeatsTransferred() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func revokedBeatsTransferred(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: "alice", policy: .transfer, now: LedgerFixture.now)
             _ = try await ledger.apply(
                 notificationID: "n", type: "REVOKE", revoke: [LedgerFixture.revocation("1")], restore: [], now: LedgerFixture.now)
@@ -30,8 +32,9 @@ import Testing
         }
     }
 
-    @Test func refundedOldRenewalDoesNotCutOffALaterRenewal() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func refundedOldRenewalDoesNotCutOffALaterRenewal(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             let renewals = [
                 LedgerFixture.purchase("r1", original: "s", daysAgo: 60, expiresInDays: -30),
                 LedgerFixture.purchase("r2", original: "s", daysAgo: 30, expiresInDays: 0),
@@ -56,8 +59,9 @@ import Testing
         }
     }
 
-    @Test func revocationOfANeverSeenTransactionCountsAtItsRevocationDate() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func revocationOfANeverSeenTransactionCountsAtItsRevocationDate(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             // The notification arrives before any receipt: the original is revoked.
             _ = try await ledger.apply(
                 notificationID: "n1", type: "REFUND", revoke: [LedgerFixture.revocation("x9", original: "x", daysAgo: 2)],
@@ -73,23 +77,24 @@ import Testing
         }
     }
 
-    @Test(arguments: LedgerPurchase.Source.allCases)
-    func purchaseArrivingWithARevocationDateIsRevoked(_ source: LedgerPurchase.Source) async throws {
-        try await LedgerFixture.withLedger { ledger, path in
+    @Test(arguments: LedgerBackend.allCases, LedgerPurchase.Source.allCases)
+    func purchaseArrivingWithARevocationDateIsRevoked(_ backend: LedgerBackend, _ source: LedgerPurchase.Source) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, target in
             let refunded = LedgerFixture.purchase("1", revokedDaysAgo: 0.5, source: source)
             _ = try await ledger.record([refunded], account: "alice", policy: .transfer, now: LedgerFixture.now)
             #expect(ledger.access(originalTransactionID: "1", account: "alice") == .revoked)
             #expect(try await ledger.purchases(originalTransactionID: "1") == [refunded])
 
             await ledger.close()
-            let reopened = try await Ledger.open(at: path)
+            let reopened = try await target.open()
             #expect(reopened.access(originalTransactionID: "1", account: "alice") == .revoked)
             await reopened.close()
         }
     }
 
-    @Test func staleReceiptDoesNotUndoARestore() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func staleReceiptDoesNotUndoARestore(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             let refunded = LedgerFixture.purchase("1", revokedDaysAgo: 0.5)
             _ = try await ledger.record([refunded], account: nil, policy: .transfer, now: LedgerFixture.now)
             _ = try await ledger.apply(notificationID: "n", type: "REFUND_REVERSED", revoke: [], restore: ["1"], now: LedgerFixture.now)
@@ -105,8 +110,9 @@ import Testing
         }
     }
 
-    @Test func notificationIsAppliedOnlyOnce() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func notificationIsAppliedOnlyOnce(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: nil, policy: .transfer, now: LedgerFixture.now)
             #expect(try await ledger.apply(
                 notificationID: "uuid-1", type: "REFUND", revoke: [LedgerFixture.revocation("1")], restore: [], now: LedgerFixture.now))
@@ -123,8 +129,9 @@ import Testing
         }
     }
 
-    @Test func otherNotificationTypesAreRecordedWithoutChanges() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func otherNotificationTypesAreRecordedWithoutChanges(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             let first = try await ledger.apply(notificationID: "t", type: "DID_RENEW", revoke: [], restore: [], now: LedgerFixture.now)
             let second = try await ledger.apply(notificationID: "t", type: "DID_RENEW", revoke: [], restore: [], now: LedgerFixture.now)
             #expect(first && !second)
@@ -132,8 +139,9 @@ import Testing
         }
     }
 
-    @Test func restoringATransactionNeverRevokedChangesNothing() async throws {
-        try await LedgerFixture.withLedger { ledger, _ in
+    @Test(arguments: LedgerBackend.allCases)
+    func restoringATransactionNeverRevokedChangesNothing(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
             _ = try await ledger.record([LedgerFixture.purchase("1")], account: nil, policy: .transfer, now: LedgerFixture.now)
             #expect(try await ledger.apply(notificationID: "n", type: "REFUND_REVERSED", revoke: [], restore: ["1", "nope"], now: LedgerFixture.now))
             #expect(ledger.access(originalTransactionID: "1", account: nil) == .allowed)

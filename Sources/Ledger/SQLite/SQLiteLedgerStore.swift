@@ -1,10 +1,10 @@
 import Foundation
 
-/// The ledger's SQL, run on the ledger's queue against its one connection.
+/// The SQLite ledger's SQL, run on the ledger's queue against its one connection.
 ///
 /// Each public operation is one `BEGIN IMMEDIATE … COMMIT`; the access entries it returns are computed
 /// inside that transaction, so they match exactly what was committed.
-struct LedgerStore {
+struct SQLiteLedgerStore {
     let database: SQLiteDatabase
 
     // MARK: - Writes
@@ -14,7 +14,7 @@ struct LedgerStore {
     func record(
         _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
     ) throws(SQLiteError) -> (decisions: [String: BindingDecision], entries: [String: AccessEntry]) {
-        let nowMS = Self.milliseconds(now)
+        let nowMS = LedgerTime.milliseconds(now)
         return try database.transaction { () throws(SQLiteError) in
             var originals: [String] = []
             for purchase in purchases {
@@ -37,7 +37,7 @@ struct LedgerStore {
     func apply(
         notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
     ) throws(SQLiteError) -> [String: AccessEntry]? {
-        let nowMS = Self.milliseconds(now)
+        let nowMS = LedgerTime.milliseconds(now)
         return try database.transaction { () throws(SQLiteError) -> [String: AccessEntry]? in
             let inserted = try database.run(
                 "INSERT INTO processed_notifications (id, type, received_ms) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING",
@@ -53,10 +53,10 @@ struct LedgerStore {
                         revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL
                     """,
                     [.text(revocation.transactionID), .text(revocation.originalTransactionID),
-                     .integer(Self.milliseconds(revocation.revokedAt)), .text(revocation.reason)])
+                     .integer(LedgerTime.milliseconds(revocation.revokedAt)), .text(revocation.reason)])
                 try database.run(
                     "UPDATE transactions SET revocation_date_ms = ?, updated_ms = ? WHERE transaction_id = ?",
-                    [.integer(Self.milliseconds(revocation.revokedAt)), .integer(nowMS), .text(revocation.transactionID)])
+                    [.integer(LedgerTime.milliseconds(revocation.revokedAt)), .integer(nowMS), .text(revocation.transactionID)])
                 originals.append(revocation.originalTransactionID)
             }
             for transactionID in restore {
@@ -75,7 +75,7 @@ struct LedgerStore {
     }
 
     private func upsert(_ purchase: LedgerPurchase, nowMS: Int64) throws(SQLiteError) {
-        let revocationMS = purchase.revocationDate.map(Self.milliseconds)
+        let revocationMS = purchase.revocationDate.map(LedgerTime.milliseconds)
         try database.run(
             """
             INSERT INTO transactions (transaction_id, original_transaction_id, product_id, environment,
@@ -89,8 +89,8 @@ struct LedgerStore {
                 source = excluded.source, updated_ms = excluded.updated_ms
             """,
             [.text(purchase.transactionID), .text(purchase.originalTransactionID), .text(purchase.productID),
-             .text(purchase.environment), .integer(Self.milliseconds(purchase.purchaseDate)),
-             purchase.expiresDate.map { .integer(Self.milliseconds($0)) } ?? .null,
+             .text(purchase.environment), .integer(LedgerTime.milliseconds(purchase.purchaseDate)),
+             purchase.expiresDate.map { .integer(LedgerTime.milliseconds($0)) } ?? .null,
              revocationMS.map { .integer($0) } ?? .null,
              .text(purchase.source.rawValue), .integer(nowMS), .integer(nowMS)])
         if let revocationMS {
@@ -150,8 +150,8 @@ struct LedgerStore {
             LedgerPurchase(
                 transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "",
                 productID: row[2].text ?? "", environment: row[3].text ?? "",
-                purchaseDate: Self.date(row[4].integer ?? 0),
-                expiresDate: row[5].integer.map(Self.date), revocationDate: row[6].integer.map(Self.date),
+                purchaseDate: LedgerTime.date(row[4].integer ?? 0),
+                expiresDate: row[5].integer.map(LedgerTime.date), revocationDate: row[6].integer.map(LedgerTime.date),
                 source: LedgerPurchase.Source(rawValue: row[7].text ?? "") ?? .receipt)
         }
     }
@@ -215,18 +215,57 @@ struct LedgerStore {
         return entries
     }
 
-    // MARK: - Time
+    // MARK: - Settings and export
 
-    /// Milliseconds since 1970, clamped to what SQLite's INTEGER holds (never traps on absurd dates).
-    static func milliseconds(_ date: Date) -> Int64 {
-        let value = (date.timeIntervalSince1970 * 1000).rounded()
-        guard value.isFinite else { return value > 0 ? .max : .min }
-        if value >= 9.2e18 { return .max }
-        if value <= -9.2e18 { return .min }
-        return Int64(value)
+    /// The download-token key: the stored one, or `generate()`'s, stored first (the write lock of
+    /// `BEGIN IMMEDIATE` makes the read and the insert one step for every connection to the file).
+    func tokenKey(generate: () -> [UInt8]) throws(SQLiteError) -> [UInt8] {
+        try database.transaction { () throws(SQLiteError) -> [UInt8] in
+            if let stored = try database.query(
+                "SELECT value FROM ledger_settings WHERE name = 'token_key'").first?.first?.blob {
+                return stored
+            }
+            let key = generate()
+            try database.run("INSERT INTO ledger_settings (name, value) VALUES ('token_key', ?)", [.blob(key)])
+            return key
+        }
     }
 
-    static func date(_ milliseconds: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    /// Every row, read in one read transaction (a consistent state even while a server writes the file).
+    /// `schemaVersion` is the file's: `ledger_settings` exists from version 2.
+    func export(schemaVersion: Int) throws(SQLiteError) -> LedgerExport {
+        try database.execute("BEGIN")
+        defer { try? database.execute("COMMIT") }
+        var export = LedgerExport()
+        export.transactions = try database.query(
+            """
+            SELECT transaction_id, original_transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
+                revocation_date_ms, source, first_seen_ms, updated_ms FROM transactions ORDER BY transaction_id
+            """
+        ).map { row in
+            LedgerExport.Transaction(
+                transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", productID: row[2].text ?? "",
+                environment: row[3].text ?? "", purchaseDateMS: row[4].integer ?? 0, expiresDateMS: row[5].integer,
+                revocationDateMS: row[6].integer, source: row[7].text ?? "receipt", firstSeenMS: row[8].integer ?? 0,
+                updatedMS: row[9].integer ?? 0)
+        }
+        export.bindings = try database.query(
+            "SELECT original_transaction_id, account, bound_at_ms FROM account_bindings ORDER BY 1, 2"
+        ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }
+        export.revocations = try database.query(
+            "SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms FROM revocations ORDER BY 1"
+        ).map { row in
+            LedgerExport.Revocation(
+                transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", revokedAtMS: row[2].integer ?? 0,
+                reason: row[3].text ?? "", restoredAtMS: row[4].integer)
+        }
+        export.notifications = try database.query(
+            "SELECT id, type, received_ms FROM processed_notifications ORDER BY 1"
+        ).map { LedgerExport.Notification(id: $0[0].text ?? "", type: $0[1].text ?? "", receivedMS: $0[2].integer ?? 0) }
+        guard schemaVersion >= 2 else { return export }
+        export.settings = try database.query("SELECT name, value FROM ledger_settings ORDER BY 1").map {
+            LedgerExport.Setting(name: $0[0].text ?? "", value: $0[1].blob ?? [])
+        }
+        return export
     }
 }

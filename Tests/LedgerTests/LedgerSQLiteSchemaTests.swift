@@ -2,19 +2,19 @@ import Foundation
 import Testing
 @testable import Ledger
 
-@Suite struct LedgerSchemaTests {
+@Suite struct LedgerSQLiteSchemaTests {
     @Test func openCreatesParentDirectoryAndAppliesEveryMigration() async throws {
-        try await LedgerFixture.withLedger { (ledger: Ledger, path: String) async throws in
-            #expect(FileManager.default.fileExists(atPath: path))
-            #expect(try await ledger.pragma("user_version") == String(LedgerSchema.currentVersion))
-            for table in ["transactions", "account_bindings", "revocations", "processed_notifications"] {
+        try await LedgerFixture.withLedger(.sqlite) { (ledger: Ledger, target: LedgerFixture.Target) async throws in
+            #expect(FileManager.default.fileExists(atPath: target.path!))
+            #expect(try await ledger.pragma("user_version") == String(SQLiteLedgerSchema.currentVersion))
+            for table in ["transactions", "account_bindings", "revocations", "processed_notifications", "ledger_settings"] {
                 #expect(try await ledger.pragma("table_info(\(table))") != nil, "missing table \(table)")
             }
         }
     }
 
     @Test func walSynchronousFullForeignKeysAndBusyTimeoutAreSet() async throws {
-        try await LedgerFixture.withLedger { (ledger: Ledger, _: String) async throws in
+        try await LedgerFixture.withLedger(.sqlite) { (ledger: Ledger, _: LedgerFixture.Target) async throws in
             #expect(try await ledger.pragma("journal_mode") == "wal")
             #expect(try await ledger.pragma("synchronous") == "2") // 2 = FULL
             #expect(try await ledger.pragma("foreign_keys") == "1")
@@ -29,7 +29,7 @@ import Testing
             await first.close()
 
             let second = try await Ledger.open(at: path)
-            #expect(try await second.pragma("user_version") == String(LedgerSchema.currentVersion))
+            #expect(try await second.pragma("user_version") == String(SQLiteLedgerSchema.currentVersion))
             #expect(try await second.purchases(originalTransactionID: "t1") == [LedgerFixture.purchase("t1")])
             // The index is rebuilt from the file: bob is not the owner.
             #expect(second.access(originalTransactionID: "t1", account: "bob") == .transferred)
@@ -43,11 +43,11 @@ import Testing
             try FileManager.default.createDirectory(
                 atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             let raw = try SQLiteDatabase(path: path)
-            try raw.execute("PRAGMA user_version = \(LedgerSchema.currentVersion + 5)")
+            try raw.execute("PRAGMA user_version = \(SQLiteLedgerSchema.currentVersion + 5)")
             raw.close()
             await #expect(throws: LedgerError.migrationFailed(
-                version: LedgerSchema.currentVersion + 5,
-                message: "the file is at schema version \(LedgerSchema.currentVersion + 5), newer than this program's \(LedgerSchema.currentVersion)")
+                version: SQLiteLedgerSchema.currentVersion + 5,
+                message: "the file is at schema version \(SQLiteLedgerSchema.currentVersion + 5), newer than this program's \(SQLiteLedgerSchema.currentVersion)")
             ) {
                 _ = try await Ledger.open(at: path)
             }

@@ -1,4 +1,5 @@
 import CSQLite
+import Glibc
 
 /// A value bound to, or read from, a SQLite statement.
 enum SQLiteValue: Sendable, Equatable {
@@ -6,6 +7,7 @@ enum SQLiteValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case text(String)
+    case blob([UInt8])
 
     /// The integer, or `nil` for anything else.
     var integer: Int64? {
@@ -16,6 +18,12 @@ enum SQLiteValue: Sendable, Equatable {
     /// The text, or `nil` for anything else.
     var text: String? {
         if case .text(let value) = self { return value }
+        return nil
+    }
+
+    /// The bytes of a blob, or `nil` for anything else.
+    var blob: [UInt8]? {
+        if case .blob(let value) = self { return value }
         return nil
     }
 }
@@ -117,6 +125,8 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
             case .integer(let number): rc = sqlite3_bind_int64(statement, index, number)
             case .real(let number): rc = sqlite3_bind_double(statement, index, number)
             case .text(let string): rc = sqlite3_bind_text(statement, index, string, -1, csqlite_transient())
+            case .blob(let bytes):
+                rc = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count), csqlite_transient()) }
             }
             try check(rc, "bind \(index) of \(sql)")
         }
@@ -148,6 +158,47 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
             if inTransaction { try? execute("ROLLBACK") }
             throw error
         }
+    }
+
+    /// Copies this database, consistently, into a new file at `destination` with SQLite's online backup API
+    /// while other connections (a running server) keep reading and writing it. The copy is written to a
+    /// temporary file beside `destination`, fsync'd, then renamed over it, so `destination` is either the
+    /// old file or a complete copy.
+    func backup(to destination: String) throws(SQLiteError) {
+        let source = try open()
+        let temporary = destination + ".tmp-\(getpid())"
+        unlink(temporary)
+        let target = try SQLiteDatabase(path: temporary)
+        defer { target.close() }
+        guard let targetHandle = target.handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "backup target closed") }
+        guard let backup = sqlite3_backup_init(targetHandle, "main", source, "main") else {
+            let message = String(cString: sqlite3_errmsg(targetHandle))
+            unlink(temporary)
+            throw SQLiteError(code: sqlite3_extended_errcode(targetHandle), message: "backup to \(destination): \(message)")
+        }
+        var rc: Int32
+        repeat {
+            rc = sqlite3_backup_step(backup, -1)
+            if rc == SQLITE_BUSY || rc == SQLITE_LOCKED { usleep(10_000) }
+        } while rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED
+        let finish = sqlite3_backup_finish(backup)
+        guard rc == SQLITE_DONE, finish == SQLITE_OK else {
+            let message = String(cString: sqlite3_errmsg(targetHandle))
+            unlink(temporary)
+            throw SQLiteError(code: rc == SQLITE_DONE ? finish : rc, message: "backup to \(destination): \(message)")
+        }
+        target.close()
+        let fd = Glibc.open(temporary, O_RDONLY | O_CLOEXEC)
+        let synced = fd >= 0 && fsync(fd) == 0
+        if fd >= 0 { Glibc.close(fd) }
+        guard synced, rename(temporary, destination) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw SQLiteError(code: SQLITE_IOERR, message: "backup to \(destination): \(String(cString: strerror(code)))")
+        }
+        let directory = destination.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let directoryFD = Glibc.open(directory.isEmpty ? (destination.hasPrefix("/") ? "/" : ".") : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 { fsync(directoryFD); Glibc.close(directoryFD) }
     }
 
     /// Finalizes the cached statements and closes the connection. Later calls fail with `SQLITE_MISUSE`.
@@ -190,7 +241,11 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
             return .integer(sqlite3_column_int64(statement, column))
         case SQLITE_FLOAT:
             return .real(sqlite3_column_double(statement, column))
-        case SQLITE_TEXT, SQLITE_BLOB:
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, column))
+            guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return .blob([]) }
+            return .blob(Array(UnsafeRawBufferPointer(start: bytes, count: count)))
+        case SQLITE_TEXT:
             guard let bytes = sqlite3_column_text(statement, column) else { return .text("") }
             let count = Int(sqlite3_column_bytes(statement, column))
             return .text(String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self))

@@ -1,4 +1,4 @@
-/// The ledger's tables and how they are brought up to date.
+/// The SQLite ledger's tables and how they are brought up to date.
 ///
 /// `PRAGMA user_version` holds the number of migrations applied. At open, every migration past it runs in
 /// its own `BEGIN IMMEDIATE … COMMIT` together with the `user_version` bump, so a crash leaves the file at
@@ -20,9 +20,11 @@
 ///   (set by `REFUND_REVERSED`; a row with it set is no longer in force).
 /// - `processed_notifications` — App Store Server Notifications already applied: `id` (PK: V2
 ///   `notificationUUID`, or the caller's V1 key), `type`, `received_ms`.
+/// - `ledger_settings` (version 2) — values the ledger keeps for its users by `name` (PK): `token_key`, the
+///   download-token HMAC key (`tokenKey(generate:)`).
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
-enum LedgerSchema {
+enum SQLiteLedgerSchema {
     /// The migrations, in order; migration *n* (1-based) brings the file to `user_version` *n*.
     /// Append only: never edit a migration that has shipped.
     static let migrations: [String] = [
@@ -61,13 +63,20 @@ enum LedgerSchema {
             received_ms INTEGER NOT NULL
         ) WITHOUT ROWID;
         """,
+        // 2: settings (the download-token key).
+        """
+        CREATE TABLE ledger_settings (
+            name TEXT PRIMARY KEY NOT NULL,
+            value BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """,
     ]
 
     /// The `user_version` of a file that has every migration applied.
     static var currentVersion: Int { migrations.count }
 
-    /// Applies the missing migrations to `database`.
-    static func migrate(_ database: SQLiteDatabase) throws(LedgerError) {
+    /// The file's `user_version`, refusing a file written by a newer program.
+    static func checkVersion(_ database: SQLiteDatabase) throws(LedgerError) -> Int {
         let found: Int
         do {
             found = Int(try database.query("PRAGMA user_version").first?.first?.integer ?? 0)
@@ -79,6 +88,12 @@ enum LedgerSchema {
                 version: found,
                 message: "the file is at schema version \(found), newer than this program's \(currentVersion)")
         }
+        return found
+    }
+
+    /// Applies the missing migrations to `database`.
+    static func migrate(_ database: SQLiteDatabase) throws(LedgerError) {
+        let found = try checkVersion(database)
         guard found < currentVersion else { return }
         for version in (found + 1)...currentVersion {
             do {

@@ -1,0 +1,50 @@
+import Foundation
+
+/// One ledger backend: the operations `Ledger` offers, with the same semantics on SQLite and PostgreSQL
+/// (see `Ledger` for the access rules). A backend keeps the `AccessIndex` it was opened with current: after
+/// each of its own commits, and (PostgreSQL) after every change another instance commits.
+///
+/// Adding a table and its operations: append a migration to `SQLiteLedgerSchema` and to
+/// `PostgresLedgerSchema`, add the operation here, implement it in `SQLiteLedgerStore` (on the ledger's queue)
+/// and `PostgresLedgerStore` (in a pooled transaction), forward it from `Ledger`, and add the table to
+/// `LedgerExport` and the copy if it holds state that must move with the ledger.
+protocol LedgerStorage: Sendable {
+    /// Which backend this is.
+    var backend: LedgerBackend { get }
+
+    /// See `Ledger.record(_:account:policy:now:)`.
+    func record(
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+    ) async throws(LedgerError) -> [String: BindingDecision]
+
+    /// See `Ledger.apply(notificationID:type:revoke:restore:now:)`.
+    func apply(
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+    ) async throws(LedgerError) -> Bool
+
+    /// See `Ledger.purchases(originalTransactionID:)`.
+    func purchases(originalTransactionID: String) async throws(LedgerError) -> [LedgerPurchase]
+
+    /// See `Ledger.tokenKey(generate:)`.
+    func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8]
+
+    /// A lock held across hosts for a publish of `pack`, or `nil` when the backend serves one host only
+    /// (SQLite: the publisher's file lock already serializes publishes there).
+    func publishLock(pack: String) async throws(LedgerError) -> LedgerPublishLock?
+
+    /// See `Ledger.checkWritable()`.
+    func checkWritable() async -> Bool
+
+    /// See `Ledger.health`.
+    var health: LedgerHealth { get }
+
+    /// See `Ledger.propagation`.
+    var propagation: LedgerPropagation { get }
+
+    /// Makes the backend refuse writes (`true`) or accept them again: a stand-in for a database that stopped
+    /// accepting writes (tests).
+    func setQueryOnly(_ on: Bool) async throws(LedgerError)
+
+    /// Closes the backend after the calls in flight; later calls throw `.closed`.
+    func close() async
+}

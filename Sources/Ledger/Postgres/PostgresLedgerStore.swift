@@ -1,0 +1,228 @@
+import Foundation
+
+/// The PostgreSQL ledger's writes and reads, run on one pooled connection inside the transaction the pool
+/// opened (`READ COMMITTED`).
+///
+/// Every write first locks the `original_transactions` rows of the originals it touches (created if new,
+/// then `SELECT … FOR UPDATE`, in byte order so two writers never wait on each other in a cycle), then reads
+/// and changes bindings and revocations: under `first` exactly one of two concurrent writers binds, under
+/// `transfer` the last to commit wins. Originals whose access state may have changed get their
+/// `changed_xid` set to this transaction and a `NOTIFY` on `channel`, both taking effect at commit.
+struct PostgresLedgerStore {
+    /// The `LISTEN`/`NOTIFY` channel of the change feed.
+    static let channel = "depot_ledger"
+
+    let connection: PostgresConnection
+
+    // MARK: - Writes
+
+    /// Upserts `purchases`, binds their originals to `account` per `policy`; returns the decisions and the
+    /// originals whose access state may have changed.
+    func record(
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+    ) throws(PostgresError) -> (decisions: [String: BindingDecision], changed: Set<String>) {
+        let nowMS = LedgerTime.milliseconds(now)
+        var originals: [String] = []
+        for purchase in purchases where !originals.contains(purchase.originalTransactionID) {
+            originals.append(purchase.originalTransactionID)
+        }
+        try lock(originals)
+        var changed: Set<String> = []
+        for purchase in purchases {
+            if try upsert(purchase, nowMS: nowMS) { changed.insert(purchase.originalTransactionID) }
+        }
+        var decisions: [String: BindingDecision] = [:]
+        for original in originals {
+            guard let account else {
+                decisions[original] = .granted
+                continue
+            }
+            let (decision, rebound) = try bind(original, to: account, policy: policy, nowMS: nowMS)
+            decisions[original] = decision
+            if rebound { changed.insert(original) }
+        }
+        // A purchase of an original with a revocation in force may lift it (a renewal bought after a refund).
+        let revoked = try connection.query(
+            """
+            SELECT DISTINCT original_transaction_id FROM revocations
+            WHERE restored_at_ms IS NULL AND original_transaction_id = ANY($1::text[])
+            """, [.textArray(originals)])
+        changed.formUnion(revoked.rows.compactMap { $0[0] })
+        try markChanged(changed)
+        return (decisions, changed)
+    }
+
+    /// Applies a notification once: `nil` when `notificationID` was processed before (nothing changed),
+    /// otherwise the originals whose access state changed.
+    func apply(
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+    ) throws(PostgresError) -> Set<String>? {
+        let nowMS = LedgerTime.milliseconds(now)
+        // Two instances inserting the same ID at once: the second waits for the first to commit, then finds it.
+        let inserted = try connection.query(
+            "INSERT INTO processed_notifications (id, type, received_ms) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING",
+            [.text(notificationID), .text(type), .integer(nowMS)])
+        guard inserted.affectedRows == 1 else { return nil }
+        let restored = restore.isEmpty ? [] : try connection.query(
+            "SELECT original_transaction_id FROM revocations WHERE transaction_id = ANY($1::text[])",
+            [.textArray(restore)]).rows.compactMap { $0[0] }
+        let originals = Set(revoke.map(\.originalTransactionID) + restored)
+        try lock(Array(originals))
+        for revocation in revoke {
+            let revokedMS = LedgerTime.milliseconds(revocation.revokedAt)
+            try connection.query(
+                """
+                INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms)
+                VALUES ($1, $2, $3, $4, NULL)
+                ON CONFLICT (transaction_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id,
+                    revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL
+                """,
+                [.text(revocation.transactionID), .text(revocation.originalTransactionID), .integer(revokedMS),
+                 .text(revocation.reason)])
+            try connection.query(
+                "UPDATE transactions SET revocation_date_ms = $1, updated_ms = $2 WHERE transaction_id = $3",
+                [.integer(revokedMS), .integer(nowMS), .text(revocation.transactionID)])
+        }
+        for transactionID in restore {
+            try connection.query(
+                "UPDATE revocations SET restored_at_ms = $1 WHERE transaction_id = $2 AND restored_at_ms IS NULL",
+                [.integer(nowMS), .text(transactionID)])
+            try connection.query(
+                "UPDATE transactions SET revocation_date_ms = NULL, updated_ms = $1 WHERE transaction_id = $2",
+                [.integer(nowMS), .text(transactionID)])
+        }
+        try markChanged(originals)
+        return originals
+    }
+
+    /// The download-token key: the stored one, or `generate()`'s if none is stored yet. Statements in
+    /// autocommit: of two instances inserting at once, the second's insert waits and does nothing, and both
+    /// then read the first's key.
+    func tokenKey(generate: () -> [UInt8]) throws(PostgresError) -> [UInt8] {
+        let select = "SELECT value FROM ledger_settings WHERE name = 'token_key'"
+        if let stored = try connection.query(select).scalar.flatMap(PostgresRows.bytes(fromHex:)) { return stored }
+        try connection.query(
+            "INSERT INTO ledger_settings (name, value) VALUES ('token_key', $1) ON CONFLICT (name) DO NOTHING",
+            [.bytes(generate())])
+        guard let stored = try connection.query(select).scalar.flatMap(PostgresRows.bytes(fromHex:)) else {
+            throw PostgresError(message: "the token key vanished after it was stored")
+        }
+        return stored
+    }
+
+    // MARK: - Reads
+
+    /// The purchases of one original transaction, oldest first, with the revocation in force (if any).
+    func purchases(originalTransactionID: String) throws(PostgresError) -> [LedgerPurchase] {
+        try connection.query(
+            """
+            SELECT t.transaction_id, t.original_transaction_id, t.product_id, t.environment, t.purchase_date_ms,
+                t.expires_date_ms, r.revoked_at_ms, t.source
+            FROM transactions t
+            LEFT JOIN revocations r ON r.transaction_id = t.transaction_id AND r.restored_at_ms IS NULL
+            WHERE t.original_transaction_id = $1
+            ORDER BY t.purchase_date_ms, t.transaction_id
+            """,
+            [.text(originalTransactionID)]
+        ).rows.map { row in
+            LedgerPurchase(
+                transactionID: row[0] ?? "", originalTransactionID: row[1] ?? "", productID: row[2] ?? "",
+                environment: row[3] ?? "", purchaseDate: LedgerTime.date(Int64(row[4] ?? "") ?? 0),
+                expiresDate: row[5].flatMap { Int64($0) }.map(LedgerTime.date),
+                revocationDate: row[6].flatMap { Int64($0) }.map(LedgerTime.date),
+                source: LedgerPurchase.Source(rawValue: row[7] ?? "") ?? .receipt)
+        }
+    }
+
+    // MARK: - Locking and change marks
+
+    /// Creates the `original_transactions` rows of `originals` if needed and locks them, in byte order.
+    func lock(_ originals: [String]) throws(PostgresError) {
+        guard !originals.isEmpty else { return }
+        let ids = PostgresValue.textArray(Set(originals))
+        try connection.query(
+            """
+            INSERT INTO original_transactions (original_transaction_id, changed_xid)
+            SELECT id, '0'::xid8 FROM unnest($1::text[]) AS id ORDER BY id COLLATE "C"
+            ON CONFLICT (original_transaction_id) DO NOTHING
+            """, [ids])
+        try connection.query(
+            """
+            SELECT 1 FROM original_transactions WHERE original_transaction_id = ANY($1::text[])
+            ORDER BY original_transaction_id FOR UPDATE
+            """, [ids])
+    }
+
+    /// Marks `originals` changed by this transaction and notifies the change feeds (both at commit).
+    func markChanged(_ originals: Set<String>) throws(PostgresError) {
+        guard !originals.isEmpty else { return }
+        try connection.query(
+            "UPDATE original_transactions SET changed_xid = pg_current_xact_id() WHERE original_transaction_id = ANY($1::text[])",
+            [.textArray(originals)])
+        try connection.query("SELECT pg_notify($1, '')", [.text(Self.channel)])
+    }
+
+    // MARK: - Private
+
+    /// Upserts one transaction; `true` when it carried a revocation date that was not on file yet.
+    private func upsert(_ purchase: LedgerPurchase, nowMS: Int64) throws(PostgresError) -> Bool {
+        let revocationMS = purchase.revocationDate.map(LedgerTime.milliseconds)
+        try connection.query(
+            """
+            INSERT INTO transactions (transaction_id, original_transaction_id, product_id, environment,
+                purchase_date_ms, expires_date_ms, revocation_date_ms, source, first_seen_ms, updated_ms)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+            ON CONFLICT (transaction_id) DO UPDATE SET
+                original_transaction_id = excluded.original_transaction_id, product_id = excluded.product_id,
+                environment = excluded.environment, purchase_date_ms = excluded.purchase_date_ms,
+                expires_date_ms = excluded.expires_date_ms,
+                revocation_date_ms = COALESCE(excluded.revocation_date_ms, transactions.revocation_date_ms),
+                source = excluded.source, updated_ms = excluded.updated_ms
+            """,
+            [.text(purchase.transactionID), .text(purchase.originalTransactionID), .text(purchase.productID),
+             .text(purchase.environment), .integer(LedgerTime.milliseconds(purchase.purchaseDate)),
+             .integer(purchase.expiresDate.map(LedgerTime.milliseconds)), .integer(revocationMS),
+             .text(purchase.source.rawValue), .integer(nowMS)])
+        guard let revocationMS else { return false }
+        // A revocation already on file (in force or restored by REFUND_REVERSED) is newer knowledge than
+        // purchase data that may come from a cached receipt: keep it.
+        let inserted = try connection.query(
+            """
+            INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason)
+            VALUES ($1, $2, $3, $4) ON CONFLICT (transaction_id) DO NOTHING
+            """,
+            [.text(purchase.transactionID), .text(purchase.originalTransactionID), .integer(revocationMS),
+             .text(purchase.source.rawValue)])
+        return inserted.affectedRows == 1
+    }
+
+    /// Binds `original` to `account` per `policy` (its row is locked); whether the bindings changed.
+    private func bind(
+        _ original: String, to account: String, policy: AccountPolicy, nowMS: Int64
+    ) throws(PostgresError) -> (BindingDecision, changed: Bool) {
+        let bound = Set(try connection.query(
+            "SELECT account FROM account_bindings WHERE original_transaction_id = $1", [.text(original)]
+        ).rows.compactMap { $0[0] })
+        var changed = false
+        switch policy {
+        case .first:
+            if !bound.isEmpty && !bound.contains(account) { return (.boundToOtherAccount, false) }
+        case .transfer:
+            if bound.contains(where: { $0 != account }) {
+                try connection.query(
+                    "DELETE FROM account_bindings WHERE original_transaction_id = $1 AND account <> $2",
+                    [.text(original), .text(account)])
+                changed = true
+            }
+        case .shared:
+            break
+        }
+        if !bound.contains(account) {
+            try connection.query(
+                "INSERT INTO account_bindings (original_transaction_id, account, bound_at_ms) VALUES ($1, $2, $3)",
+                [.text(original), .text(account), .integer(nowMS)])
+            changed = true
+        }
+        return (.granted, changed)
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+#if canImport(Glibc)
+public import Glibc
+#endif
+
+/// Runs programs with `posix_spawn` and `waitpid`, output captured through a file: for programs that leave
+/// daemons behind (`pg_ctl start`), where `Process` can wait forever on inherited pipes or on a child it
+/// never reaps.
+public enum SpawnedProcess {
+    /// A program that could not be started.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `path` with `arguments` in `directory` and waits; returns the exit status and what it wrote to
+    /// stdout and stderr together. Stdin is `/dev/null`.
+    public static func run(_ path: String, _ arguments: [String], directory: String = "/") throws -> (status: Int32, output: String) {
+        let outputPath = FileManager.default.temporaryDirectory.appendingPathComponent("spawn-\(UUID().uuidString).out").path
+        defer { unlink(outputPath) }
+        let pid = try spawn(path, arguments, directory: directory, output: outputPath)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw Failure(description: "waitpid failed: errno \(errno)") }
+        }
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
+        let exited = status & 0x7f == 0
+        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), output)
+    }
+
+    /// Starts `path` with `arguments` and returns at once (its output is discarded).
+    @discardableResult
+    public static func launch(_ path: String, _ arguments: [String]) throws -> pid_t {
+        try spawn(path, arguments, directory: "/", output: "/dev/null")
+    }
+
+    private static func spawn(_ path: String, _ arguments: [String], directory: String, output: String) throws -> pid_t {
+        // `cd` through the shell: posix_spawn has no portable chdir action.
+        let argv = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory, path] + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, environ)
+        guard rc == 0 else { throw Failure(description: "cannot start \(path): \(String(cString: strerror(rc)))") }
+        return pid
+    }
+}
