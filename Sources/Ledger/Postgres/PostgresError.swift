@@ -1,5 +1,3 @@
-import Foundation
-
 /// A failed libpq call or SQL statement, reduced to one line.
 struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The five-character SQLSTATE the server sent (`40001`, `23505`, ...); `nil` when the failure happened in
@@ -33,9 +31,7 @@ struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Joins libpq's multi-line messages (`connection to server ... failed: ...\n\tIs the server running ...`)
     /// into one line.
     static func oneLine(_ text: String) -> String {
-        text.split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
-            .filter { !$0.isEmpty }
+        text.split(whereSeparator: { $0.isNewline || $0 == " " || $0 == "\t" })
             .joined(separator: " ")
     }
 }
