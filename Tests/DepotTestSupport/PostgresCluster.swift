@@ -256,12 +256,13 @@ public final class PostgresCluster: Sendable {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// Runs blocking work (processes) off Swift's cooperative pool.
+    /// Runs blocking work (processes) on a thread of its own: not on Swift's cooperative pool, and not on
+    /// Dispatch's global queues, whose few threads the code under test needs.
     private static func blocking<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
-            }
+            }.start()
         }
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 public import Glibc
 #endif
 
-/// Runs programs with `posix_spawn` and `waitpid`, output captured through a file: for programs that leave
-/// daemons behind (`pg_ctl start`), where `Process` can wait forever on inherited pipes or on a child it
-/// never reaps.
+/// Runs programs with `posix_spawn` and `waitpid`, output captured through a file and no other descriptor
+/// inherited: for programs that leave daemons behind (`pg_ctl start`), which must not keep the pipes of
+/// other tests' processes open.
 public enum SpawnedProcess {
     /// A program that could not be started.
     public struct Failure: Error, CustomStringConvertible {
@@ -43,6 +43,13 @@ public enum SpawnedProcess {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else is inherited: a daemon it leaves behind (the postmaster) must not hold another
+        // child's pipe open, or whoever reads that pipe never sees its end. (glibc ignores a close action
+        // for a descriptor that was closed meanwhile.)
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0

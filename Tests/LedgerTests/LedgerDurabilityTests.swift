@@ -160,3 +160,30 @@ import Testing
         }
     }
 }
+
+@Suite struct LedgerUpdatedTimeTests {
+    /// `updated_ms` of a transaction, read behind the ledger's back.
+    static func updated(_ target: LedgerFixture.Target, _ transactionID: String) async throws -> String? {
+        let sql = "SELECT updated_ms FROM transactions WHERE transaction_id = '\(transactionID)'"
+        if let path = target.path {
+            let database = try SQLiteDatabase(path: path)
+            defer { database.close() }
+            return try database.query(sql).first?.first?.integer.map(String.init)
+        }
+        return try await RawPostgresSession(target).query(sql).first?.first ?? nil
+    }
+
+    @Test(arguments: LedgerBackend.allCases)
+    func aRowChangesOnlyWhenItsDataDoes(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, target in
+            let purchase = LedgerFixture.purchase("u", expiresInDays: 30)
+            _ = try await ledger.record([purchase], account: nil, policy: .transfer, now: LedgerFixture.now)
+            let first = try await Self.updated(target, "u")
+            _ = try await ledger.record([purchase], account: nil, policy: .transfer, now: LedgerFixture.day(1))
+            #expect(try await Self.updated(target, "u") == first)
+            _ = try await ledger.record([LedgerFixture.purchase("u", expiresInDays: 60)], account: nil, policy: .transfer,
+                                        now: LedgerFixture.day(2))
+            #expect(try await Self.updated(target, "u") == String(LedgerTime.milliseconds(LedgerFixture.day(2))))
+        }
+    }
+}

@@ -21,6 +21,8 @@ final class PostgresChangeFeed: @unchecked Sendable {
         var pollRequested = false
         var waiters: [Int: (target: UInt64, continuation: CheckedContinuation<Void, Never>)] = [:]
         var nextWaiter = 0
+        var finished = false
+        var stopWaiters: [CheckedContinuation<Void, Never>] = []
         var statistics: LedgerPropagation
     }
 
@@ -33,7 +35,6 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private let index: AccessIndex
     private let state: Mutex<State>
     private let wake: (read: Int32, write: Int32)
-    private let finished = DispatchSemaphore(value: 0)
     private var connection: PostgresConnection?
     private var mark = "0"
 
@@ -107,10 +108,11 @@ final class PostgresChangeFeed: @unchecked Sendable {
         guard running else { return }
         signal()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global().async {
-                self.finished.wait()
-                continuation.resume()
+            let finished = state.withLock { state -> Bool in
+                if !state.finished { state.stopWaiters.append(continuation) }
+                return state.finished
             }
+            if finished { continuation.resume() }
         }
     }
 
@@ -124,7 +126,12 @@ final class PostgresChangeFeed: @unchecked Sendable {
             connection?.close()
             connection = nil
             releaseWaiters(connected: false)
-            finished.signal()
+            let stopWaiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+                state.finished = true
+                defer { state.stopWaiters.removeAll() }
+                return state.stopWaiters
+            }
+            stopWaiters.forEach { $0.resume() }
         }
         while !state.withLock({ $0.stopping }) {
             if connection == nil {

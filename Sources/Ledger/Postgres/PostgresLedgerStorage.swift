@@ -65,7 +65,15 @@ final class PostgresLedgerStorage: LedgerStorage {
     func record(
         _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
     ) async throws(LedgerError) -> [String: BindingDecision] {
-        let (decisions, changed) = try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
+        let refusing = refusesWrites
+        let known = refusing ? nil : try await pool.run(nil, failure: { .readFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresLedgerStore(connection: connection).unchangedDecisions(purchases, account: account, policy: policy)
+        }
+        if let known {
+            if known.values.contains(.boundToOtherAccount) { await feed.catchUp() }
+            return known
+        }
+        let (decisions, changed) = try await pool.run(.readCommitted, readOnly: refusing, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
             try PostgresLedgerStore(connection: connection).record(purchases, account: account, policy: policy, now: now)
         }
         // A refusal under `first` means another instance's binding is in the database: show it here too.

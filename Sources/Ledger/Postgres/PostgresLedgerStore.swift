@@ -16,6 +16,60 @@ struct PostgresLedgerStore {
 
     // MARK: - Writes
 
+    /// The decisions of `record` when it would change nothing (every purchase on file as given, every
+    /// binding already as the policy leaves it), read in one statement without a lock; `nil` when something
+    /// must be written. A sighting of known data, the common case, then costs no lock, no WAL and no commit
+    /// flush; its answer is that of the snapshot it read, as if the write had run at that instant.
+    func unchangedDecisions(
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy
+    ) throws(PostgresError) -> [String: BindingDecision]? {
+        guard !purchases.isEmpty, Set(purchases.map(\.transactionID)).count == purchases.count else { return nil }
+        let originals = Set(purchases.map(\.originalTransactionID))
+        let rows = try connection.query(
+            """
+            SELECT 'matching', count(*)::text FROM transactions t
+            JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[], $8::text[])
+                AS p(id, original, product, environment, purchased, expires, revoked, source)
+              ON t.transaction_id = p.id AND t.original_transaction_id = p.original AND t.product_id = p.product
+             AND t.environment = p.environment AND t.purchase_date_ms = p.purchased
+             AND t.expires_date_ms IS NOT DISTINCT FROM p.expires AND t.source = p.source
+             AND (p.revoked IS NULL OR t.revocation_date_ms = p.revoked)
+            UNION ALL
+            SELECT original_transaction_id, account FROM account_bindings
+            WHERE $9::text IS NOT NULL AND original_transaction_id = ANY($10::text[])
+            """,
+            [.textArray(purchases.map(\.transactionID)), .textArray(purchases.map(\.originalTransactionID)),
+             .textArray(purchases.map(\.productID)), .textArray(purchases.map(\.environment)),
+             .integerArray(purchases.map { LedgerTime.milliseconds($0.purchaseDate) }),
+             .integerArray(purchases.map { $0.expiresDate.map(LedgerTime.milliseconds) }),
+             .integerArray(purchases.map { $0.revocationDate.map(LedgerTime.milliseconds) }),
+             .textArray(purchases.map(\.source.rawValue)), account.map { .text($0) } ?? .null, .textArray(originals)])
+        var bound: [String: Set<String>] = [:]
+        var matching = 0
+        for row in rows.rows {
+            if row[0] == "matching" { matching = Int(row[1] ?? "") ?? 0; continue }
+            if let original = row[0], let holder = row[1] { bound[original, default: []].insert(holder) }
+        }
+        guard matching == purchases.count else { return nil }
+        var decisions: [String: BindingDecision] = [:]
+        for original in originals {
+            guard let account else {
+                decisions[original] = .granted
+                continue
+            }
+            let holders = bound[original] ?? []
+            switch policy {
+            case .first where !holders.isEmpty && !holders.contains(account): decisions[original] = .boundToOtherAccount
+            case .transfer where holders == [account], .first where holders.contains(account),
+                 .shared where holders.contains(account):
+                decisions[original] = .granted
+            default:
+                return nil
+            }
+        }
+        return decisions
+    }
+
     /// Upserts `purchases`, binds their originals to `account` per `policy`; returns the decisions and the
     /// originals whose access state may have changed.
     func record(
@@ -178,6 +232,12 @@ struct PostgresLedgerStore {
                 expires_date_ms = excluded.expires_date_ms,
                 revocation_date_ms = COALESCE(excluded.revocation_date_ms, transactions.revocation_date_ms),
                 source = excluded.source, updated_ms = excluded.updated_ms
+            WHERE (transactions.original_transaction_id, transactions.product_id, transactions.environment,
+                   transactions.purchase_date_ms, transactions.expires_date_ms, transactions.source)
+                IS DISTINCT FROM (excluded.original_transaction_id, excluded.product_id, excluded.environment,
+                   excluded.purchase_date_ms, excluded.expires_date_ms, excluded.source)
+                OR (excluded.revocation_date_ms IS NOT NULL
+                    AND transactions.revocation_date_ms IS DISTINCT FROM excluded.revocation_date_ms)
             """,
             [.text(purchase.transactionID), .text(purchase.originalTransactionID), .text(purchase.productID),
              .text(purchase.environment), .integer(LedgerTime.milliseconds(purchase.purchaseDate)),

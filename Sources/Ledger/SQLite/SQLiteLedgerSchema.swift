@@ -11,7 +11,8 @@
 ///   sighting: `transaction_id` (PK), `original_transaction_id`, `product_id`, `environment`
 ///   (`Production`/`Sandbox`), `purchase_date_ms`, `expires_date_ms` (subscriptions), `revocation_date_ms`
 ///   (as the purchase data last reported it; informational), `source` (`receipt` | `jws`),
-///   `first_seen_ms`, `updated_ms`. Indexed by original transaction and purchase date.
+///   `first_seen_ms`, `updated_ms` (when the row last changed: a sighting with the same data rewrites
+///   nothing). Indexed by original transaction and purchase date.
 /// - `account_bindings` — which app accounts hold an original transaction: one row per
 ///   (`original_transaction_id`, `account`) with `bound_at_ms`. `transfer` keeps one row, `shared` many.
 /// - `revocations` — refunds and revocations, authoritative for access: `transaction_id` (PK; a revocation

@@ -87,6 +87,10 @@ struct SQLiteLedgerStore {
                 expires_date_ms = excluded.expires_date_ms,
                 revocation_date_ms = COALESCE(excluded.revocation_date_ms, revocation_date_ms),
                 source = excluded.source, updated_ms = excluded.updated_ms
+            WHERE original_transaction_id IS NOT excluded.original_transaction_id OR product_id IS NOT excluded.product_id
+                OR environment IS NOT excluded.environment OR purchase_date_ms IS NOT excluded.purchase_date_ms
+                OR expires_date_ms IS NOT excluded.expires_date_ms OR source IS NOT excluded.source
+                OR (excluded.revocation_date_ms IS NOT NULL AND revocation_date_ms IS NOT excluded.revocation_date_ms)
             """,
             [.text(purchase.transactionID), .text(purchase.originalTransactionID), .text(purchase.productID),
              .text(purchase.environment), .integer(LedgerTime.milliseconds(purchase.purchaseDate)),
