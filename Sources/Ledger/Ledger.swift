@@ -49,8 +49,9 @@ public final class Ledger: Sendable {
         return Ledger(storage: storage, index: index)
     }
 
-    /// Opens the ledger at `location` (`sqlite` resolves to `<dataDirectory>/ledger.sqlite`). For PostgreSQL:
-    /// connects (`poolSize` connections, opened as needed), creates or migrates the schema under an advisory
+    /// Opens the ledger at `location` (`sqlite` resolves to `<dataDirectory>/ledger.sqlite`; `poolSize` is
+    /// ignored there). For PostgreSQL: connects (`poolSize` connections, `--ledger-pool`, opened as needed;
+    /// at least 1), creates or migrates the schema under an advisory
     /// lock, loads the access index and starts following other instances' changes. A refused login or an
     /// unreachable server throws `.openFailed` with one line that never contains the password.
     public static func open(_ location: LedgerLocation, dataDirectory: String, poolSize: Int = 8) async throws(LedgerError) -> Ledger {
