@@ -7,7 +7,7 @@ package enum DepotCommandLine {
     /// Every command of `depot`, in `depot --help` order.
     package static let root: CommandNode = .group("depot", summary: "Product lists, purchases and content packs for in-app purchases.", [
         .command(ServeCommand.self), .command(CheckCommand.self), .command(PublishCommand.self), .command(RetireCommand.self),
-        .command(PruneCommand.self), .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),
+        .command(PruneCommand.self), .command(RollbackCommand.self), .command(PromoteCommand.self), .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),
     ])
 
     /// Runs the command `arguments` (without the program name) select, writing to stdout and stderr;

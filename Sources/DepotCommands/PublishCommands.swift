@@ -7,7 +7,7 @@ package import Platform
 package struct PublishCommand: Command {
     package static let name = "publish"
     package static let synopsis: String? =
-        "--pack ID --product PRODUCT_ID --type TYPE --title T [--description D] [--version N] [--chunk-size BYTES] FILE|DIR..."
+        "--pack ID --product PRODUCT_ID --type TYPE --title T [--description D] [--version N] [--chunking content|fixed] [--chunk-size BYTES] [--stage] FILE|DIR..."
     package static let summary = "Publish files as a new pack version and put its product on sale."
 
     @Option("pack", help: "pack ID (a directory under content/)", valueName: "ID")
@@ -22,8 +22,13 @@ package struct PublishCommand: Command {
     var productDescription: String?
     @Option("version", .versionNumber, help: "version number", defaultText: "the next one")
     var version: Int?
-    @Option("chunk-size", .integer(in: 1...Int64.max), help: "chunk size of the manifest", valueName: "BYTES")
-    var chunkSize: Int64 = 1_048_576
+    @Option("chunking", help: "how files are cut into chunks: content-defined boundaries, or fixed sizes")
+    var chunking = ChunkingMethod.content
+    @Option("chunk-size", .integer(in: 1...Int64.max), help: "average chunk size for content chunking, the chunk size for fixed",
+            valueName: "BYTES", defaultText: "262144 for content, 1048576 for fixed")
+    var chunkSize: Int64?
+    @Option("stage", help: "publish without making the version live (testers fetch it with ?staged=true; depot promote makes it live)")
+    var stage = false
     @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
     @Arguments(valueName: "FILE|DIR...") var sources: [String]
 
@@ -37,10 +42,14 @@ package struct PublishCommand: Command {
     package func run() async throws -> Int32 {
         guard !sources.isEmpty else { throw UsageError("give the files or directories to publish") }
         let request = PublishRequest(pack: pack, productID: product, type: type, title: title, description: productDescription,
-                                     version: version, chunkSize: chunkSize, sources: sources)
+                                     version: version, chunking: chunking, chunkSize: chunkSize, stage: stage, sources: sources)
         let publisher = Publisher(paths: configuration.paths, space: space, durableStepDone: durableStepDone)
         let outcome = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.publish(request) }
-        say("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
+        if stage {
+            say("staged \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; not live (depot promote --pack \(outcome.pack) --version \(outcome.version))")
+        } else {
+            say("published \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; \(outcome.productID) is live")
+        }
         return 0
     }
 }

@@ -23,6 +23,10 @@ public enum WirePath {
     public static let adminPackFile = PathTemplate("/admin/v1/packs/{pack}/{version}/files/{path+}")
     /// `POST /admin/v1/packs/{pack}/{version}/publish`: publish the uploaded files.
     public static let adminPublish = PathTemplate("/admin/v1/packs/{pack}/{version}/publish")
+    /// `POST /admin/v1/packs/{pack}/rollback`: a new live version with an older version's files (`pack-updates.md` §3).
+    public static let adminRollback = PathTemplate("/admin/v1/packs/{pack}/rollback")
+    /// `POST /admin/v1/packs/{pack}/{version}/promote`: make a staged version live (`pack-updates.md` §4).
+    public static let adminPromote = PathTemplate("/admin/v1/packs/{pack}/{version}/promote")
     /// Everything under `/admin/`: the admin token is checked before anything else is revealed.
     public static let adminArea = PathTemplate("/admin/{rest*}")
     /// `GET /healthz` (spec §4.6).
@@ -33,7 +37,7 @@ public enum WirePath {
     /// Every template above.
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
-        adminPackFile, adminPublish, adminArea, health, metrics,
+        adminPackFile, adminPublish, adminRollback, adminPromote, adminArea, health, metrics,
     ]
 
     /// `/v1/packs/{pack}/manifest`.
@@ -54,6 +58,16 @@ public enum WirePath {
     /// `/admin/v1/packs/{pack}/{version}/files/{path}`.
     public static func adminPackFile(pack: String, version: Int, path: String) -> String {
         adminPackFile.path(["pack": pack, "version": String(version), "path": path])
+    }
+
+    /// `/admin/v1/packs/{pack}/rollback`.
+    public static func adminRollback(pack: String) -> String {
+        adminRollback.path(["pack": pack])
+    }
+
+    /// `/admin/v1/packs/{pack}/{version}/promote`.
+    public static func adminPromote(pack: String, version: Int) -> String {
+        adminPromote.path(["pack": pack, "version": String(version)])
     }
 
     /// `/admin/v1/packs/{pack}/{version}/publish`.

@@ -32,7 +32,10 @@ extension ChunkPlan {
         guard have >= 0, have <= manifest.downloadBytes else { throw .badHave }
         let reserve = reserve(forAvailable: available)
         let budget = max(0, available - reserve)
-        let remaining = manifest.downloadBytes - have
+        // With `?from=` (chunks marked `reuse`), only the chunks to fetch are planned, but the copies need room
+        // too: the new version is written beside the installed one (`pack-updates.md` §2).
+        var remaining: Int64 = 0
+        var copies: Int64 = 0
         var next: [Step] = []
         var position: Int64 = 0   // global offset of the current chunk
         var onBoundary = have == manifest.downloadBytes
@@ -43,6 +46,11 @@ extension ChunkPlan {
                 defer { position += chunk.length }
                 if position < have { continue }
                 if position == have { onBoundary = true }
+                if chunk.reuse != nil {
+                    copies += chunk.length
+                    continue
+                }
+                remaining += chunk.length
                 if full { continue }
                 if used + chunk.length <= budget {
                     used += chunk.length
@@ -54,7 +62,7 @@ extension ChunkPlan {
         }
         guard onBoundary else { throw .badHave }
         return ChunkPlan(availableBytes: available, reserveBytes: reserve, remainingBytes: remaining,
-                         fits: remaining <= budget, next: next)
+                         fits: remaining + copies <= budget, next: next)
     }
 
     /// A decimal count without sign; counts above Int64.max are taken as Int64.max.

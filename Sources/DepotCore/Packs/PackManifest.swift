@@ -26,6 +26,21 @@ extension PackManifest {
         return result
     }
 
+    /// Why content-defined chunks do not tile `file`: they must run contiguously from offset 0 to its size, each
+    /// between `minimum` and `maximum` bytes long (the last may be shorter). nil when they do.
+    static func contentTilingProblem(_ file: File, minimum: Int64, maximum: Int64) -> String? {
+        var expected: Int64 = 0
+        for (i, chunk) in file.chunks.enumerated() {
+            guard chunk.offset == expected else { return "are not contiguous from offset 0" }
+            let last = i == file.chunks.count - 1
+            guard chunk.length > 0, chunk.length <= maximum, last || chunk.length >= minimum else {
+                return "chunk \(i) is \(chunk.length) bytes, outside \(minimum)...\(maximum)"
+            }
+            expected += chunk.length
+        }
+        return expected == file.size ? nil : "do not add up to the file's size"
+    }
+
     public func file(path: String) -> File? { files.first { $0.path == path } }
 
     /// Publish time in seconds since 1970.
@@ -75,6 +90,17 @@ extension PackManifest {
         if pack != expectedPack { problem("pack", "is \"\(pack)\" but the directory is \"\(expectedPack)\"") }
         if version != expectedVersion { problem("version", "is \(version) but the directory is \(expectedVersion)") }
         if chunkSize <= 0 { problem("chunkSize", "must be positive") }
+        switch chunking {
+        case .fixed(let size)? where size != chunkSize:
+            problem("chunking.size", "is \(size) but chunkSize is \(chunkSize)")
+        case .content(let minimum, let average, let maximum)?:
+            if maximum != chunkSize { problem("chunking.max", "is \(maximum) but chunkSize is \(chunkSize)") }
+            if !ContentChunker.averageRange.contains(average) || minimum != average / 4 || maximum != average * 4 {
+                problem("chunking", "needs an average in \(ContentChunker.averageRange), min = average / 4 and max = average × 4")
+            }
+        default:
+            break
+        }
         if let published {
             if Timestamp.parseRFC3339(published) == nil { problem("published", "is not an RFC 3339 UTC time") }
         } else {
@@ -90,9 +116,14 @@ extension PackManifest {
             if f.size < 0 { problem("\(at).size", "must not be negative") }
             if f.etag != Self.entityTag(forSHA256: f.sha256) { problem("\(at).etag", "does not match the file's SHA-256") }
             if f.url != Self.url(pack: pack, version: version, path: f.path) { problem("\(at).url", "does not match the path") }
-            let expected = chunkSize > 0 ? Self.chunkRanges(size: f.size, chunkSize: chunkSize) : []
-            if expected.count != f.chunks.count || zip(expected, f.chunks).contains(where: { $0.offset != $1.offset || $0.length != $1.length }) {
-                problem("\(at).chunks", "do not tile the file in chunks of \(chunkSize) bytes")
+            switch effectiveChunking {
+            case .fixed(let size):
+                let expected = size > 0 ? Self.chunkRanges(size: f.size, chunkSize: size) : []
+                if expected.count != f.chunks.count || zip(expected, f.chunks).contains(where: { $0.offset != $1.offset || $0.length != $1.length }) {
+                    problem("\(at).chunks", "do not tile the file in chunks of \(size) bytes")
+                }
+            case .content(let minimum, _, let maximum):
+                if let why = Self.contentTilingProblem(f, minimum: minimum, maximum: maximum) { problem("\(at).chunks", why) }
             }
             total += f.size
         }

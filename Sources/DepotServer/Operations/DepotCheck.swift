@@ -50,7 +50,7 @@ public enum DepotCheck {
             guard version.files[file.path] != nil else { continue } // already reported as missing or a symlink
             files += 1
             let path = version.directory + "/" + file.path
-            switch FileDigest.compute(path: path, chunkSize: manifest.chunkSize) {
+            switch FileDigest.compute(path: path, chunking: manifest.effectiveChunking) {
             case .failure(let failure):
                 problems.append(CatalogProblem(file: display + "/" + file.path, field: "", message: failure.description))
             case .success(let digest):

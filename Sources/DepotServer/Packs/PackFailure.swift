@@ -7,6 +7,10 @@ enum PackFailure: Error, Sendable, Equatable {
     case malformedURL
     case noPack(String)
     case noLiveVersion(pack: String)
+    /// `?staged=true` on a pack without a version newer than the live one.
+    case noStagedVersion(pack: String)
+    /// `from` is not a positive decimal integer without sign or leading zeros.
+    case badFromVersion
     case noVersion(pack: String, version: Int)
     case noFile(pack: String, version: Int, path: String)
     /// The manifest lists the file but it is not (or no longer) a regular file inside the version.

@@ -40,8 +40,17 @@ struct PackRoutes: Sendable {
         try authorize(request, pack: packID)
         let pack = try entry(packID)
         guard let live = pack.current, pack.versions[live] != nil else { throw PackFailure.noLiveVersion(pack: packID) }
-        var location = WirePath.versionManifest(pack: packID, version: live)
-        if let query = request.target.query, !query.isEmpty { location += "?" + query }
+        var target = live
+        var query = request.target.query ?? ""
+        if request.target.queryValue("staged") == "true" {
+            // `pack-updates.md` §4: the newest version newer than the live one; the rest of the query is kept.
+            guard let staged = pack.versions.keys.filter({ $0 > live }).max() else { throw PackFailure.noStagedVersion(pack: packID) }
+            target = staged
+            query = query.split(separator: "&", omittingEmptySubsequences: false)
+                .filter { $0.split(separator: "=", maxSplits: 1).first != "staged" }.joined(separator: "&")
+        }
+        var location = WirePath.versionManifest(pack: packID, version: target)
+        if !query.isEmpty { location += "?" + query }
         var fields = HTTPFields()
         fields.append("Location", location)
         fields.append("Cache-Control", "private, no-cache")
@@ -49,12 +58,35 @@ struct PackRoutes: Sendable {
     }
 
     /// `GET /v1/packs/{pack}/{version}/manifest`, with a plan on `?available=`.
-    func manifest(_ request: RouteRequest) throws -> Response {
+    /// With `?from=old` (`pack-updates.md` §2) the chunks an installed version holds carry `reuse`; that answer is
+    /// computed once per pair of versions, off the event loop.
+    func manifest(_ request: RouteRequest) throws -> Handling {
         let packID = try Self.packID(request)
         let version = try Self.version(request)
+        let from = try request.target.queryValue("from").map { text throws(PackFailure) -> Int in
+            guard let parsed = PackManifest.parseFromVersion(text) else { throw .badFromVersion }
+            return parsed
+        }
         try authorize(request, pack: packID)
-        guard let packVersion = try entry(packID).versions[version] else { throw PackFailure.noVersion(pack: packID, version: version) }
-        return try manifestResponse(head: request.head, version: packVersion, target: request.target)
+        let pack = try entry(packID)
+        guard let packVersion = pack.versions[version] else { throw PackFailure.noVersion(pack: packID, version: version) }
+        guard let from else {
+            return .reply(.response(try Self.manifestResponse(head: request.head, manifest: packVersion.manifest, body: packVersion.manifestBody,
+                                                         etag: packVersion.manifestETag, version: packVersion, target: request.target)))
+        }
+        let old = pack.versions[from]
+        let (head, target) = (request.head, request.target)
+        return .reply(.later {
+            do {
+                let delta = try packVersion.delta(from: from, old: old)
+                return try Self.manifestResponse(head: head, manifest: delta.manifest, body: delta.body, etag: delta.etag,
+                                                 version: packVersion, target: target)
+            } catch let error as any AnswerableError {
+                return error.answer.response(.packManifest)
+            } catch {
+                return RoutingFailure.unexpected("\(error)").answer.response(.packManifest)
+            }
+        })
     }
 
     /// `GET /v1/packs/{pack}/{version}/files/{path}`.
@@ -142,11 +174,12 @@ struct PackRoutes: Sendable {
         return .success(())
     }
 
-    private func manifestResponse(head: RequestHead, version: PackVersion, target: RequestTarget) throws -> Response {
-        var body = version.manifestBody
-        var etag = version.manifestETag
+    private static func manifestResponse(head: RequestHead, manifest: PackManifest, body storedBody: [UInt8], etag storedTag: EntityTag,
+                                         version: PackVersion, target: RequestTarget) throws -> Response {
+        var body = storedBody
+        var etag = storedTag
         if let available = target.queryValue("available") {
-            let plan = try ChunkPlan.make(manifest: version.manifest, available: available, have: target.queryValue("have"))
+            let plan = try ChunkPlan.make(manifest: manifest, available: available, have: target.queryValue("have"))
             body = try Self.adding(plan, to: body)
             etag = ProductList.entityTag(for: body)
         }

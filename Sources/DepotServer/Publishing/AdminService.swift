@@ -87,6 +87,62 @@ final class AdminService: Sendable {
         }
     }
 
+    /// `POST /admin/v1/packs/{pack}/rollback` with `{"to": N}` (optional): `200` with the publish answer.
+    func rollback(_ request: RouteRequest) throws -> Handling {
+        let pack = request.parameter("pack")
+        guard Identifiers.isValidPackID(pack) else { throw AdminFailure.badPackID(pack) }
+        return .collectBody(limit: 64 * 1024) { [self] body in
+            .later { [self] in
+                await answer(.adminRollback) { publisher throws(PublishError) in
+                    try publisher.rollback(pack: pack, to: try Self.rollbackTarget(body))
+                }
+            }
+        }
+    }
+
+    /// `POST /admin/v1/packs/{pack}/{version}/promote`: `200` with the publish answer.
+    func promote(_ request: RouteRequest) throws -> Handling {
+        let (pack, version) = try Self.packVersion(request)
+        return .reply(.later { [self] in
+            await answer(.adminPromote) { publisher throws(PublishError) in try publisher.promote(pack: pack, version: version) }
+        })
+    }
+
+    /// `to` of a rollback body: absent, `{}`, or `{"to": N}` with a positive integer.
+    static func rollbackTarget(_ body: [UInt8]) throws(PublishError) -> Int? {
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return nil }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+            throw .invalid("The body must be a JSON object: {\"to\": N} or {}.")
+        }
+        guard let value = object["to"], !(value is NSNull) else { return nil }
+        guard let number = value as? NSNumber, let version = Int(exactly: number.doubleValue), version >= 1 else {
+            throw .invalid("`to` must be a positive integer version.")
+        }
+        return version
+    }
+
+    /// Runs a rollback or promote on the publishing queue, reloads the catalog and answers `200` with the
+    /// publish answer (or the refusal).
+    private func answer(_ label: RouteLabel, _ work: @escaping @Sendable (Publisher) throws(PublishError) -> PublishOutcome) async -> Response {
+        let publisher = self.publisher
+        let result: Result<PublishOutcome, PublishError> = await publishing.run {
+            do throws(PublishError) { return .success(try work(publisher)) } catch { return .failure(error) }
+        }
+        switch result {
+        case .failure(let error):
+            return error.answer.response(label)
+        case .success(let outcome):
+            store.reload()
+            logger.info("\(label == .adminRollback ? "rolled back" : "promoted") \(outcome.pack): version \(outcome.version) is live")
+            return JSONAnswer.response(status: 200, Self.publishAnswer(outcome), label)
+        }
+    }
+
+    static func publishAnswer(_ outcome: PublishOutcome) -> PublishAnswer {
+        PublishAnswer(pack: outcome.pack, version: outcome.version, productId: outcome.productID, files: outcome.files,
+                      downloadBytes: outcome.downloadBytes, manifest: WirePath.versionManifest(pack: outcome.pack, version: outcome.version))
+    }
+
     // MARK: - Upload
 
     private func upload(_ head: RequestHead, pack: String, version: Int, path: String) throws -> Handling {
@@ -185,14 +241,11 @@ final class AdminService: Sendable {
         let outcome = try result.get()
         store.reload()
         logger.info("published \(outcome.pack) version \(outcome.version) by the admin API")
-        let answer = PublishAnswer(pack: outcome.pack, version: outcome.version, productId: outcome.productID, files: outcome.files,
-                                   downloadBytes: outcome.downloadBytes,
-                                   manifest: WirePath.versionManifest(pack: outcome.pack, version: outcome.version))
-        return JSONAnswer.response(status: 201, answer, .adminPublish)
+        return JSONAnswer.response(status: 201, Self.publishAnswer(outcome), .adminPublish)
     }
 
     /// The product fields of the publish body (spec §2.1): `id` (or `productId`), `type`, `title`,
-    /// `description`, `chunkSize`.
+    /// `description`, `chunkSize`, and `chunking` (`"content"`, the default, or `"fixed"`) and `stage` (`pack-updates.md`).
     static func publishRequest(_ body: [UInt8], pack: String, version: Int) throws(AdminFailure) -> PublishRequest {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             throw .badPublishBody("The body must be a JSON object with the product fields.")
@@ -202,12 +255,24 @@ final class AdminService: Sendable {
             throw .badPublishBody("`type` must be one of \(ProductType.allCases.map(\.rawValue).joined(separator: ", ")).")
         }
         guard let title = object["title"] as? String else { throw .badPublishBody("`title` is required.") }
-        var chunkSize = PackManifest.defaultChunkSize
+        var chunkSize: Int64?
         if let value = object["chunkSize"] {
             guard let number = value as? NSNumber, number.int64Value > 0 else { throw .badPublishBody("`chunkSize` must be a positive integer.") }
             chunkSize = number.int64Value
         }
-        return PublishRequest(pack: pack, productID: productID, type: type, title: title,
-                              description: object["description"] as? String, version: version, chunkSize: chunkSize)
+        var chunking = ChunkingMethod.content
+        if let value = object["chunking"] {
+            guard let text = value as? String, let method = ChunkingMethod(rawValue: text) else {
+                throw .badPublishBody("`chunking` must be \"content\" or \"fixed\".")
+            }
+            chunking = method
+        }
+        var stage = false
+        if let value = object["stage"] {
+            guard let flag = value as? Bool else { throw .badPublishBody("`stage` must be true or false.") }
+            stage = flag
+        }
+        return PublishRequest(pack: pack, productID: productID, type: type, title: title, description: object["description"] as? String,
+                              version: version, chunking: chunking, chunkSize: chunkSize, stage: stage)
     }
 }

@@ -11,21 +11,37 @@ public struct PublishRequest: Sendable {
     public var description: String?
     /// nil picks the next version number.
     public var version: Int?
-    public var chunkSize: Int64
+    /// How files are cut (`--chunking`, default content-defined).
+    public var chunking: ChunkingMethod
+    /// The average chunk size for `content`, the size for `fixed`; nil for the method's default.
+    public var chunkSize: Int64?
+    /// Publish without making the version live (`--stage`, `pack-updates.md` §4).
+    public var stage: Bool
     /// Files and directories to copy (a directory contributes its contents).
     public var sources: [String]
 
     public init(pack: String, productID: String, type: ProductType, title: String, description: String? = nil,
-                version: Int? = nil, chunkSize: Int64 = PackManifest.defaultChunkSize, sources: [String] = []) {
+                version: Int? = nil, chunking: ChunkingMethod = .content, chunkSize: Int64? = nil, stage: Bool = false,
+                sources: [String] = []) {
         self.pack = pack
         self.productID = productID
         self.type = type
         self.title = title
         self.description = description
         self.version = version
+        self.chunking = chunking
         self.chunkSize = chunkSize
+        self.stage = stage
         self.sources = sources
     }
+}
+
+extension PublishRequest {
+    /// The chunk size in effect: the one given, or the method's default.
+    public var effectiveChunkSize: Int64 { chunkSize ?? chunking.defaultChunkSize }
+
+    /// The manifest's `"chunking"` (the size must be within the method's range).
+    var manifestChunking: PackChunking { chunking.chunking(size: effectiveChunkSize) }
 }
 
 /// A finished publish.
@@ -52,6 +68,11 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     case catalogInvalid(String)
     /// A file operation failed.
     case io(String)
+    /// Rollback or promote named a version that was never published (`404`).
+    case noSuchVersion(pack: String, version: Int)
+    /// Rollback or promote cannot take this version (`409`): pruned, the live one, older than the live one
+    /// (promote), newer than it (rollback), or no version to go back to.
+    case versionRefused(String)
 
     public var description: String {
         switch self {
@@ -63,6 +84,8 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
             "not enough space on the content volume: \(required) bytes required (files plus reserve), \(free) bytes free; nothing was written"
         case .catalogInvalid(let why): "the catalog is not valid, fix it first: \(why)"
         case .io(let why): why
+        case .noSuchVersion(let pack, let version): "pack \(pack) has no version \(version)"
+        case .versionRefused(let why): why
         }
     }
 }

@@ -52,7 +52,8 @@ public struct Publisher: Sendable {
         try validate(request)
         let sources = try SourceFiles.collect(request.sources)
         let total = sources.reduce(Int64(0)) { $0 + $1.size }
-        let chunkCount = sources.reduce(Int64(0)) { $0 + ($1.size + request.chunkSize - 1) / request.chunkSize }
+        let shortest = request.chunking == .content ? max(1, request.effectiveChunkSize / 4) : request.effectiveChunkSize
+        let chunkCount = sources.reduce(Int64(0)) { $0 + ($1.size + shortest - 1) / shortest }
         try checkSpace(for: total + 4096 + 200 * Int64(sources.count) + 100 * chunkCount)
         return try withLock { () throws(PublishError) -> PublishOutcome in
             try publishLocked(request) { version, stage throws(PublishError) in
@@ -60,7 +61,7 @@ public struct Publisher: Sendable {
                 for source in sources {
                     let destination = stage + "/" + source.relative
                     try makeParents(of: destination, under: stage)
-                    let digest = try StreamingCopy.copy(from: source.absolute, to: destination, chunkSize: request.chunkSize)
+                    let digest = try StreamingCopy.copy(from: source.absolute, to: destination, chunking: request.manifestChunking)
                     durableStepDone("copied \(source.relative)")
                     entries.append(fileEntry(pack: request.pack, version: version, path: source.relative, digest: digest))
                 }
@@ -90,7 +91,7 @@ public struct Publisher: Sendable {
                           FileStatus.isContainedRegularFile(base: stage, relative: relative) else {
                         throw .invalid("\(relative): not a publishable file")
                     }
-                    switch FileDigest.compute(path: stage + "/" + relative, chunkSize: request.chunkSize) {
+                    switch FileDigest.compute(path: stage + "/" + relative, chunking: request.manifestChunking) {
                     case .failure(let failure): throw .io("\(relative): \(failure)")
                     case .success(let digest):
                         entries.append(fileEntry(pack: request.pack, version: version, path: relative, digest: digest))
@@ -113,7 +114,12 @@ public struct Publisher: Sendable {
             throw .invalid("product ID \"\(request.productID)\" is not valid (1 to 255 characters of A-Z a-z 0-9 . _ -)")
         }
         guard !request.title.isEmpty else { throw .invalid("the title must not be empty") }
-        guard request.chunkSize >= 1024, request.chunkSize <= 1 << 30 else { throw .invalid("the chunk size must be between 1024 and 1073741824 bytes") }
+        let sizes = request.chunking.chunkSizeRange
+        guard sizes.contains(request.effectiveChunkSize) else {
+            throw .invalid(request.chunking == .content
+                ? "the average chunk size must be between \(sizes.lowerBound) and \(sizes.upperBound) bytes for content chunking"
+                : "the chunk size must be between \(sizes.lowerBound) and \(sizes.upperBound) bytes")
+        }
         if let version = request.version, version < 1 { throw .invalid("the version must be a positive integer") }
     }
 
@@ -124,11 +130,15 @@ public struct Publisher: Sendable {
     }
 
     /// The common part: version choice, staging, manifest, rename, `current`, catalog.
-    private func publishLocked(_ request: PublishRequest, adopt: String? = nil,
-                               fill: (Int, String) throws(PublishError) -> [PackManifest.File]) throws(PublishError) -> PublishOutcome {
+    func publishLocked(_ request: PublishRequest, adopt: String? = nil, chunking: PackChunking? = nil,
+                       fill: (Int, String) throws(PublishError) -> [PackManifest.File]) throws(PublishError) -> PublishOutcome {
         // The catalog must be readable before anything is written.
         let oldCatalog = try loadCatalog()
         try Self.checkOwnership(request, catalog: oldCatalog)
+        // A staged version is one newer than the live one (`pack-updates.md` §4): there must be a live one.
+        if request.stage, liveVersion(pack: request.pack) == nil {
+            throw .versionRefused("pack \(request.pack) has no live version: publish it once without --stage first")
+        }
         let oldContent = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
         let packDirectory = paths.contentDirectory + "/" + request.pack
         let version = try chooseVersion(request)
@@ -159,8 +169,9 @@ public struct Publisher: Sendable {
         }
 
         let files = try fill(version, stage)
+        let cutting = chunking ?? request.manifestChunking
         let manifest = PackManifest(pack: request.pack, version: version, productId: request.productID,
-                                    chunkSize: request.chunkSize, published: Timestamp.rfc3339(now()), files: files)
+                                    chunkSize: cutting.largestChunk, chunking: cutting, published: Timestamp.rfc3339(now()), files: files)
         do {
             try DurableFiles.writeAtomically(manifest.encoded(), to: stage + "/manifest.json")
             durableStepDone("manifest")
@@ -176,8 +187,10 @@ public struct Publisher: Sendable {
             try DurableFiles.syncDirectory(packDirectory)
             try DurableFiles.syncDirectory((stage as NSString).deletingLastPathComponent)
             durableStepDone("version in place")
-            try DurableFiles.writeAtomically(Array("\(version)\n".utf8), to: packDirectory + "/current")
-            durableStepDone("current")
+            if !request.stage {
+                try DurableFiles.writeAtomically(Array("\(version)\n".utf8), to: packDirectory + "/current")
+                durableStepDone("current")
+            }
         } catch let error as PublishError {
             throw error
         } catch let error as DurableFiles.Failure {
@@ -186,6 +199,10 @@ public struct Publisher: Sendable {
             throw .io("\(error)")
         }
 
+        let outcome = PublishOutcome(pack: request.pack, version: version, productID: request.productID, files: files.count,
+                                     downloadBytes: manifest.downloadBytes)
+        // A staged version changes neither `current` nor the catalog: the lists and their validators stay.
+        if request.stage { return outcome }
         var catalog = oldCatalog
         if let index = catalog.products.firstIndex(where: { $0.id == request.productID }) {
             catalog.products[index].type = request.type
@@ -198,8 +215,7 @@ public struct Publisher: Sendable {
                                             description: request.description ?? "", pack: request.pack, status: .live))
         }
         try writeCatalog(catalog, previous: oldCatalog, previousContent: oldContent)
-        return PublishOutcome(pack: request.pack, version: version, productID: request.productID, files: files.count,
-                              downloadBytes: manifest.downloadBytes)
+        return outcome
     }
 
     /// The ownership rules of ``PublishRules`` as a publish refusal.
@@ -219,7 +235,7 @@ public struct Publisher: Sendable {
     }
 
     /// The highest version number of `pack` among its version directories and `current` (0 for a new pack).
-    private func newestVersion(pack: String) -> Int {
+    func newestVersion(pack: String) -> Int {
         let directory = paths.contentDirectory + "/" + pack
         let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Identifiers.parseVersion($0) }
         let current = (try? String(contentsOfFile: directory + "/current", encoding: .utf8))
@@ -240,7 +256,7 @@ public struct Publisher: Sendable {
     }
 
     /// Removes what crashed publishes left in staging (only called with the lock held).
-    private func removeStaleStaging() {
+    func removeStaleStaging() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: stagingDirectory)) ?? []
         for name in names where name.hasPrefix("publish-") || name.hasPrefix("prune-") || name.hasPrefix("claim-") {
             DurableFiles.removeTree(stagingDirectory + "/" + name)
@@ -274,7 +290,8 @@ public struct Publisher: Sendable {
                 let directory = paths.contentDirectory + "/" + pack.id
                 let versions = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
                     .compactMap { Identifiers.parseVersion($0) }.sorted(by: >)
-                for version in versions.dropFirst(keep) where version != pack.current {
+                // Never the live version, and never a staged one (newer than the live one, `pack-updates.md` §4).
+                for version in versions.dropFirst(keep) where pack.current.map({ version < $0 }) ?? false {
                     // Move out of the live tree in one rename, then delete at leisure.
                     let trash = stagingDirectory + "/prune-\(pack.id)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
                     do { try DurableFiles.makeDirectory(stagingDirectory) } catch { throw .io("\(error)") }
@@ -305,7 +322,7 @@ public struct Publisher: Sendable {
 
     /// Rewrites `products.json` and the validator record (`lists.json`): a list whose content did not change
     /// keeps its `Last-Modified`; a changed one takes the publish time.
-    private func writeCatalog(_ catalog: Catalog, previous: Catalog, previousContent: ContentIndex) throws(PublishError) {
+    func writeCatalog(_ catalog: Catalog, previous: Catalog, previousContent: ContentIndex) throws(PublishError) {
         let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
         let before = SnapshotLoader.listContentHashes(catalog: previous, content: previousContent)
         let after = SnapshotLoader.listContentHashes(catalog: catalog, content: content)

@@ -1,10 +1,11 @@
 import DepotCore
+import DepotWire
 import Glibc
 
 /// Copies a file in one pass while hashing it (whole file and each chunk), then fsyncs the copy.
 /// Memory is one 1 MiB buffer whatever the file size.
 enum StreamingCopy {
-    static func copy(from source: String, to destination: String, chunkSize: Int64) throws(PublishError) -> FileDigest {
+    static func copy(from source: String, to destination: String, chunking: PackChunking) throws(PublishError) -> FileDigest {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw .io("cannot read \(source): \(systemMessage(errno))") }
         defer { close(input) }
@@ -13,7 +14,7 @@ enum StreamingCopy {
         defer { close(output) }
         let digest: FileDigest
         do {
-            digest = try FileDigest.stream(input, chunkSize: chunkSize) { (piece: UnsafeRawBufferPointer) throws(FileDigest.Failure) in
+            digest = try FileDigest.stream(input, chunking: chunking) { (piece: UnsafeRawBufferPointer) throws(FileDigest.Failure) in
                 var written = 0
                 while written < piece.count {
                     let w = write(output, piece.baseAddress! + written, piece.count - written)

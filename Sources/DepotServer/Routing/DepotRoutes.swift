@@ -36,7 +36,7 @@ struct DepotRoutes {
     static func declare(_ packs: PackRoutes, in table: inout RouteTableBuilder) {
         table.area(WirePath.packsArea, .packs)
         table.add([.get], WirePath.packManifest, .packManifest) { .reply(.response(try packs.manifestRedirect($0))) }
-        table.add([.get], WirePath.versionManifest, .packManifest) { .reply(.response(try packs.manifest($0))) }
+        table.add([.get], WirePath.versionManifest, .packManifest) { try packs.manifest($0) }
         table.add([.get], WirePath.packFile, .packFile) { .reply(.response(try packs.file($0))) }
         table.add([.get], WirePath.packsArea, .packs) { .reply(.response(try packs.unmatched($0))) }
     }
@@ -62,5 +62,7 @@ struct DepotRoutes {
         table.area(WirePath.adminArea, .admin) { admin.checkToken($0) }
         table.add([.put], WirePath.adminPackFile, .adminUpload) { try admin.upload($0) }
         table.add([.post], WirePath.adminPublish, .adminPublish) { try admin.publish($0) }
+        table.add([.post], WirePath.adminRollback, .adminRollback) { try admin.rollback($0) }
+        table.add([.post], WirePath.adminPromote, .adminPromote) { try admin.promote($0) }
     }
 }

@@ -75,6 +75,9 @@ extension PackFailure: AnswerableError {
         case .malformedURL: ErrorMap.answer(400, "bad_request", "Malformed pack URL.")
         case .noPack(let pack): ErrorMap.answer(404, "not_found", "No pack \"\(pack)\".")
         case .noLiveVersion(let pack): ErrorMap.answer(404, "not_found", "Pack \"\(pack)\" has no live version.")
+        case .noStagedVersion(let pack): ErrorMap.answer(404, "not_found", "Pack \"\(pack)\" has no staged version (none newer than the live one).")
+        case .badFromVersion:
+            ErrorMap.answer(400, "bad_request", "`from` must be a version number: a positive decimal integer without sign or leading zeros.")
         case .noVersion(let pack, let version): ErrorMap.answer(404, "not_found", "Pack \"\(pack)\" has no version \(version).")
         case .noFile(let pack, let version, let path):
             ErrorMap.answer(404, "not_found", "Version \(version) of pack \"\(pack)\" has no file \"\(path)\".")
@@ -175,6 +178,8 @@ extension PublishError: AnswerableError {
         case .insufficientSpace(let required, let free): AdminFailure.insufficientStorage(requiredBytes: required, freeBytes: free).answer
         case .catalogInvalid(let why): ErrorMap.answer(409, "catalog_invalid", "The catalog on disk is not valid; fix it first: \(why)")
         case .io(let why): ErrorMap.answer(500, "storage_error", why)
+        case .noSuchVersion: ErrorMap.answer(404, "not_found", description.prefix(1).uppercased() + description.dropFirst() + ".")
+        case .versionRefused(let why): ErrorMap.answer(409, "conflict", why.prefix(1).uppercased() + why.dropFirst() + "; nothing was changed.")
         }
     }
 }

@@ -14,6 +14,8 @@ enum RouteLabel: String, Sendable, CaseIterable {
     case admin
     case adminUpload = "admin_upload"
     case adminPublish = "admin_publish"
+    case adminRollback = "admin_rollback"
+    case adminPromote = "admin_promote"
     /// No route: unknown paths and undecodable ones.
     case other
     /// Protocol errors the engine answers before any route (parse failures, bodies over their limit).

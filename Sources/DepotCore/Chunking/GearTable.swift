@@ -1,0 +1,78 @@
+/// The 256 gear values of ``ContentChunker``: one pseudo-random 64-bit number per byte value.
+///
+/// Fixed in the source so the same bytes give the same chunks on every machine and in every release. They are
+/// the first 256 outputs of SplitMix64 (Steele, Lea and Flood, 2014) seeded with `0x6465706f742d6364` (the ASCII
+/// bytes of `depot-cd`); `GearTableTests` regenerates them and compares. Changing a single value changes every
+/// content-defined boundary: never edit this table.
+package enum GearTable {
+    /// The SplitMix64 seed the values came from.
+    package static let seed: UInt64 = 0x6465706f742d6364
+
+    /// Indexed by byte value.
+    package static let values: [UInt64] = [
+        0xec4fb01372cf530c, 0xb8a845b979932126, 0x026a6b390e891486, 0x6165d864a6bb7c60,
+        0x0a2562dd72d71703, 0x93b8855313fc06fa, 0x2633ed70f86bd17f, 0xfdce25a0300712f0,
+        0xc8b2c622ef128887, 0xdf141f7fcc8a0881, 0x0d4129feb3845efc, 0x1196a884924e1b25,
+        0x369023569a478a36, 0xe8b61a64b6646809, 0xb0bd3f3a241cff17, 0xc056e05d37f37c3d,
+        0x0fdddbaaa0264049, 0x61f30af30a8603c8, 0xe3fbc49d21a7afd7, 0xec80d6f547930f58,
+        0x83681ab362f100ec, 0xe411cb01f770f5f0, 0xeae0a98126fc8f7e, 0x6848bb1082160cd8,
+        0xbdb6d2a09124d06c, 0xf2f884f473f2d894, 0x4efbefda1b6ae82e, 0x8d0f59927cc84b19,
+        0x80298c9584ac3fb7, 0xbaf1a37a53c94ef7, 0x19b2d21bd42992d5, 0x0b401cdbf4fba21b,
+        0xa403f52ff424b22e, 0x1da098935f44be33, 0x0ccb001635504926, 0xb57460466cb8129c,
+        0xc275fbb15447682c, 0x6e89a58712c5fa9e, 0x1bbec7396cd34cd8, 0x0888d57ac9409176,
+        0x355b60526b2fc4f7, 0xc3598b87893096a2, 0x68d20dbb65770af7, 0x3c76c1aa5ec484de,
+        0x82395c7fd9becf27, 0x44eea475bc5819cc, 0x835f3ebb3f5784ca, 0xc591adfd04a93f38,
+        0x62108eb1ad35b5d6, 0x851e909e9bf6f773, 0x7bc66f23825c0a97, 0xca06b8ed154ae768,
+        0x4ec47064b995fe84, 0xfd8f9968d53e0a31, 0xbc78af4d33b43529, 0x7c7de48829c92d76,
+        0x31d1248f706d9bd7, 0x774cfc29357e0180, 0xbbc293d53ffe0824, 0x28a82f634c3ab3bb,
+        0x7a3548a9aa3b9160, 0xbe97c1955fc2e19c, 0xc331d99c7ef8099e, 0x6b8bf8d296f79c65,
+        0x985b0e53b5717362, 0xeb90310a55da7eec, 0x104866cb280c748d, 0x73018cbddeabcbf2,
+        0x9c867b3b310c2940, 0xc544d47885a387ce, 0xc9fabdd2267716ca, 0x275b9db388d7be8d,
+        0xc6bfca683d97814d, 0x68f48d776b0943b1, 0x9b79a65bf994aad9, 0x97ecd7a694aacab7,
+        0xbcffdac406efa7c3, 0xeb18046e17267848, 0x01bd455cc9a6e801, 0x74190bd802e1287c,
+        0xb68dff6d301c8c74, 0xe1e93603755dd637, 0x68f6f2ea4db05a68, 0x30dd9a7fad6113fd,
+        0x6db5fb4836bca140, 0x1836f236f75fd99f, 0xbc9b94f0711616e8, 0x1007956369abd498,
+        0x81081fe4a4b2717e, 0xe6ca494603812bea, 0x8a22368826f182ab, 0xcb5a8a98a2caaab4,
+        0x8784d0f3962f41d2, 0x914e6d99e774249e, 0xcd6f436e5bd35aef, 0x7088ebcdb7c08377,
+        0x0e1aca209ffeba3c, 0x20b2249f220b6205, 0x688b695ab9fa8f7a, 0xc90b34bea357b38f,
+        0x929e3e320e066bdd, 0x5305596f2318ba2f, 0xad5d11d621cc218d, 0x0aa8ad37fe458410,
+        0xeea17e81ea0c2b2d, 0xaff0f8b56c31df1d, 0x0bbe56a31693e380, 0xaf70be522816856f,
+        0x36551bbebe89965f, 0xdc879de33b56e328, 0x648634792d865435, 0xeb8d3f0d1b8bbaec,
+        0x6427bfd7e87991f7, 0xbeaee8c1a241a014, 0xea2dbe085f937e20, 0xc1e5d5f83246a786,
+        0xfb86e30c289de8e5, 0x6f10fe871a511c79, 0xf2181c60a129bdf4, 0x7ad916bcdd4cc37c,
+        0x9f4096e5bd259e20, 0xee8de6891823ba89, 0xd85706db56bb0b5d, 0xb9503276e9f94c79,
+        0xfa0d54e3a561583e, 0x1045c2caed2ed14b, 0xd42e71f3388473b3, 0x817ac5a84354af0e,
+        0x3ab040b6bbaa9c0a, 0x7f6bb1cc13168fd4, 0x48f1866af8bd167d, 0x2c5e0f4a3fd979fd,
+        0x788933f5ee65faa0, 0xe7a8158cf7143198, 0xc4c0593c072aa544, 0xdc134c9f2cbbd64f,
+        0x0dd3067526c774b2, 0x958e8780cbce98f4, 0x018c9d12dab09b20, 0x82a2b1b45b378ea7,
+        0xb7c82c6ff86992d2, 0x561ea6f7d43565dd, 0xa3fd3fa1660c844f, 0x5259639644008d26,
+        0xd842f90e03ceae23, 0xbeb89ca21b2dbded, 0x4847172cf53a5721, 0x1304fd03bb1736ae,
+        0xb47551dcaf2df5ff, 0x5f6bb6de5b870a77, 0xd3b7404718dbecf9, 0x18faf1e0709f3bc4,
+        0xc012b2a53f415c08, 0xf0fc7de17e511b5a, 0xcfea0b4bf85e8168, 0xab2a6ebf9d8dca58,
+        0x767bafe09372926f, 0xfb9f9ae9b92d7472, 0xa98431238e2de3fc, 0x2ad4631f72141273,
+        0x7da57f642d4bcc2c, 0x700f22d8cfb1e213, 0x70cea76d80878c30, 0x2557d9d529d17b4a,
+        0xd528db4c5038aed8, 0xb128cd7fecaf5eea, 0x5fb229f8c00da7b7, 0x63527d8045940f3f,
+        0x5f35dfc43db32d05, 0xfdc6e934ec31946e, 0xa11d766727727380, 0xe7c165afa70e0b3d,
+        0x2b968de38954b885, 0xe747a8c444fefb5c, 0x8a9881d0822307c9, 0xd4bbc3e15201bbf8,
+        0x7e71618ec40e89bf, 0x2c2a20fbf7664d27, 0x4fa3953b84fdd10f, 0x09cf9e0764fe77ea,
+        0xe9b3df747344e546, 0xadb31102cc0e3667, 0x6e84860914531603, 0x4eea9bed11f99a64,
+        0x02cda005db82d80e, 0x51f6291cff9b6f02, 0xb92b85e3f3d8e694, 0x1ac488e04deb975d,
+        0xd4f2521f54fe89f2, 0x02e3f16838fcd28e, 0x3c8c31b3b4cd170a, 0x7bff80bbbb6f2ef3,
+        0x6c3764fb374ef7a6, 0x417f0c7bfbf020bd, 0x73c07ac7427272be, 0x327e563712920d9b,
+        0xcc02cdea3c708a40, 0xca67cb76246dc683, 0xaf293144393ec4f9, 0x63d7f46a723e27ef,
+        0x265af99d3a4e02b5, 0xed32c9d94bc9d36f, 0xf7b4cb76dbace44b, 0x8fdcb4de58316c12,
+        0x0d3fca60b58ed023, 0x1305dd3647bf7b7d, 0x70891060c24f023f, 0xd729f51187c33706,
+        0x967d8fb1186d8cec, 0x86837b66feadd85d, 0xe2eb685c79385fae, 0x565225244532ad0a,
+        0x4ffeb89cfc0a8b07, 0x4215a0eeb94bc864, 0x6e1d173a8f278541, 0xdda92802332b57a7,
+        0xea53a21986db545c, 0xeb97b5b3cbaea1a6, 0x54a00601973cc014, 0x0589ba366388055a,
+        0x56daaf4be8ccb546, 0x624cc16e8d2ddd79, 0x02d96b42308ec3c7, 0xd9143f1091d5bd24,
+        0xe30b6b088c5156ff, 0x5ffad6dc98903cd6, 0x0bc1760d5928baf6, 0x18137ac45b3c6b75,
+        0x16f7db30ceaf342c, 0xc8b8f274139507be, 0xc7b97fe60f1e3fce, 0xcd594d5abf35deb4,
+        0x694ae411af59004a, 0x054714e62c7f5600, 0xffe359ea0fe99f5f, 0x2c3640fac8d4d86d,
+        0xdcfed386eee1c4c2, 0x3780eba1c7041bff, 0x6ef7fd60eae8400d, 0xb0908e2e3007793f,
+        0x6c3862999132243a, 0x975708458613c1bf, 0x666ea711c3d9ed31, 0xcc9e3c1e837c11bb,
+        0xc6e04c7be9deeb84, 0x9eb44591a2b5c45f, 0x32449b05aebd0a4a, 0x3c2602edd49cf602,
+        0x4b02d24aec17c26a, 0xb898a877da3572c3, 0x0334d760170126f1, 0x3758b1668f784b60,
+        0xeef00da964252bac, 0x9f1e4be3107427e5, 0x10b3c9f807229e77, 0x534b371987ef7aed,
+    ]
+}
