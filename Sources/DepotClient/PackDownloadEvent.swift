@@ -2,6 +2,9 @@ import Foundation
 
 /// What a ``PackDownloader`` reports on its ``PackDownloader/events`` stream.
 public enum PackDownloadEvent: Sendable {
+    /// The destination holds complete version `from`: this run updates it, copying `reuseBytes` from its files and
+    /// fetching `fetchBytes` (the server's figures), beside it until the switch. Comes before ``started(_:resumedBytes:)``.
+    case updating(from: Int, reuseBytes: Int64, fetchBytes: Int64)
     /// A run began with this manifest; `resumedBytes` were already on disk and verified.
     case started(DownloadManifest, resumedBytes: Int64)
     /// A chunk was verified and written.

@@ -24,14 +24,18 @@ public struct PackDownloadOptions: Sendable {
     public var tokenRenewals: Int
     /// τ of the rate's moving average, seconds.
     public var rateTimeConstant: TimeInterval
-    /// Chunk requests in flight at once (default 4). Each chunk is still requested alone (`Range` + `If-Range`)
-    /// and verified alone; more than one hides the round trip and spreads the hashing over the cores.
+    /// Range requests in flight at once (default 4), each for a run of adjacent chunks (``runBytes``), each chunk
+    /// verified alone; more than one hides the round trip and spreads the hashing over the cores.
     /// `1` downloads strictly chunk after chunk.
     public var parallelChunks: Int
+    /// Adjacent missing chunks of a file are fetched with one range request of up to this many bytes (default
+    /// 4 MiB; a larger chunk is requested alone), each chunk still verified on its own as the run arrives.
+    public var runBytes: Int64
 
     public init(freeSpace: any FreeSpaceSource = VolumeFreeSpace(), reserve: SpaceReserve = .standard,
                 hasher: any ChunkHasher = SHA256ChunkHasher(), verifyOnResume: Bool = true, chunkAttempts: Int = 3,
-                restartLimit: Int = 3, tokenRenewals: Int = 2, rateTimeConstant: TimeInterval = 5, parallelChunks: Int = 4) {
+                restartLimit: Int = 3, tokenRenewals: Int = 2, rateTimeConstant: TimeInterval = 5, parallelChunks: Int = 4,
+                runBytes: Int64 = 4 << 20) {
         self.freeSpace = freeSpace
         self.reserve = reserve
         self.hasher = hasher
@@ -41,6 +45,7 @@ public struct PackDownloadOptions: Sendable {
         self.tokenRenewals = tokenRenewals
         self.rateTimeConstant = rateTimeConstant
         self.parallelChunks = max(1, parallelChunks)
+        self.runBytes = max(1, runBytes)
     }
 
     /// The journal's file name inside the destination.

@@ -11,12 +11,19 @@ public struct PackDownloadProgress: Sendable, Equatable {
     public var bytesPerSecond: Double?
     /// The file being downloaded, if any.
     public var currentPath: String?
+    /// Bytes this run copied from the installed version (an update, `pack-updates.md` §2), each chunk verified.
+    public var reusedBytes: Int64
+    /// Bytes this run fetched from the server, each chunk verified.
+    public var fetchedBytes: Int64
 
-    public init(completedBytes: Int64, totalBytes: Int64, bytesPerSecond: Double?, currentPath: String?) {
+    public init(completedBytes: Int64, totalBytes: Int64, bytesPerSecond: Double?, currentPath: String?, reusedBytes: Int64 = 0,
+                fetchedBytes: Int64 = 0) {
         self.completedBytes = completedBytes
         self.totalBytes = totalBytes
         self.bytesPerSecond = bytesPerSecond
         self.currentPath = currentPath
+        self.reusedBytes = reusedBytes
+        self.fetchedBytes = fetchedBytes
     }
 
     /// 0...1, like `SKDownload.progress` (1 for an empty pack).

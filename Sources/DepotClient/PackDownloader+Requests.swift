@@ -15,9 +15,10 @@ enum ChunkAnswer: Sendable {
 
 extension PackDownloader {
     /// `GET` the manifest (redirects followed), validated: pack ID, safe paths, chunk tiling.
-    func fetchManifest() async throws -> DownloadManifest {
+    func fetchManifest(path: String? = nil) async throws -> DownloadManifest {
+        let path = path ?? manifestPath
         let answer = try await authorized { token in
-            var request = try transport.request(manifestPath, token: token)
+            var request = try transport.request(path, token: token)
             request.setValue("application/json", forHTTPHeaderField: "Accept")
             return request
         }

@@ -73,21 +73,28 @@ public actor PackDownloader {
     let transport: DepotTransport
     let clock: DepotClock
     let options: PackDownloadOptions
-    let store: PackFileStore
     let manifestPath: String
     let renewToken: (@Sendable () async throws -> String)?
     /// The token renewal under way, which chunks in flight wait for instead of starting their own.
     var renewal: Task<String, any Error>?
 
+    /// Where the version being downloaded is written: the destination, or during an update the directory
+    /// beside it (``updateDirectory``).
+    var store: PackFileStore
+    /// The installed version an update copies from (nil: a plain download into the destination).
+    var updateFrom: Int?
+    /// Chunks whose copy from the installed version failed its SHA-256 check this run: fetched instead.
+    var rejectedCopies: Set<String> = []
+
     var journal: DownloadJournal?
     var journalLoaded = false
     var rate: TransferRate
     var rateMark: TimeInterval = 0
-    private var stopRequest: StopRequest?
+    var stopRequest: StopRequest?
     private var current: (id: Int, task: Task<PackDownloadOutcome, any Error>)?
     private var runs = 0
 
-    private enum StopRequest { case pause, cancel }
+    enum StopRequest { case pause, cancel }
 
     /// A downloader for `pack` into `destination`.
     ///
@@ -227,17 +234,29 @@ public actor PackDownloader {
     }
 
     /// One run: manifest, journal, chunks, final sizes.
+    ///
+    /// When the destination holds a complete older version, this is an update (`pack-updates.md` §2): the new
+    /// version is assembled beside it from copied and fetched chunks, then switched in (``PackDownloader+Update``).
     private func download() async throws -> DownloadManifest {
-        var manifest = try await fetchManifest()
+        var manifest = try await prepareUpdate(live: try await fetchManifest())
         try adopt(manifest)
+        progress.reusedBytes = 0
+        progress.fetchedBytes = 0
+        if let from = updateFrom {
+            emit(.updating(from: from, reuseBytes: manifest.delta?.summary?.reuseBytes ?? 0,
+                           fetchBytes: manifest.delta?.summary?.fetchBytes ?? manifest.downloadBytes))
+            try checkUpdateSpace(manifest)
+        }
         emit(.started(manifest, resumedBytes: progress.completedBytes))
         rateMark = clock.uptime()
         var restarts = 0
-        while let (file, answer) = try await fetchMissingChunks(of: manifest) {
+        while true {
+            try await copyReusableChunks(of: manifest)
+            guard let (file, answer) = try await fetchMissingChunks(of: manifest) else { break }
             // The file changed under us (or its version was pruned): never splice; refresh the manifest.
             restarts += 1
             guard restarts <= options.restartLimit else { throw DepotClientError.contentChanged(path: file.path) }
-            let refreshed = try await fetchManifest()
+            let refreshed = try await refreshManifest()
             if refreshed.files.first(where: { $0.path == file.path })?.etag == file.etag {
                 if case .gone = answer {
                     // Same bytes under the live version's URL keep their chunks; same version: really missing.
@@ -259,118 +278,8 @@ public actor PackDownloader {
         journal?.completed = true
         if let journal { try store.saveJournal(journal) }
         progress.currentPath = nil
+        if updateFrom != nil { try switchToUpdate() }
         return manifest
-    }
-
-    /// What one chunk request ended with.
-    private struct ChunkResult: Sendable {
-        let file: DownloadManifest.File
-        let index: Int
-        let outcome: Result<ChunkAnswer, any Error>
-    }
-
-    /// Fetches every missing chunk of `manifest` in manifest order, up to `options.parallelChunks` at once.
-    /// Returns nil when all are verified, or the first file found changed (after the requests in flight finish:
-    /// they are never cancelled, and what they verified is kept). Pause, errors and cancellation also stop
-    /// launching and let the requests in flight finish first.
-    private func fetchMissingChunks(of manifest: DownloadManifest) async throws -> (DownloadManifest.File, ChunkAnswer)? {
-        let missing = missingChunks(in: manifest)
-        var next = 0
-        var changed: (DownloadManifest.File, ChunkAnswer)?
-        var failure: (any Error)?
-        var pendingBytes: Int64 = 0
-        var unsaved = 0
-        var lastSave = clock.uptime()
-        await withTaskGroup(of: ChunkResult.self) { group in
-            var inFlight = 0
-            while true {
-                while inFlight < options.parallelChunks, next < missing.count, changed == nil, failure == nil,
-                      stopRequest == nil, !Task.isCancelled {
-                    let (file, index) = missing[next]
-                    let length = file.chunks[index].length
-                    do {
-                        try checkSpace(for: length + pendingBytes)
-                    } catch {
-                        failure = error
-                        break
-                    }
-                    next += 1
-                    inFlight += 1
-                    pendingBytes += length
-                    group.addTask { [self] in
-                        do {
-                            return ChunkResult(file: file, index: index, outcome: .success(try await fetchChunk(file, index: index)))
-                        } catch {
-                            return ChunkResult(file: file, index: index, outcome: .failure(error))
-                        }
-                    }
-                }
-                guard let result = await group.next() else { break }
-                inFlight -= 1
-                let chunk = result.file.chunks[result.index]
-                pendingBytes -= chunk.length
-                switch result.outcome {
-                case .success(.bytes(let data)):
-                    do {
-                        try store.write(data, to: result.file.path, at: chunk.offset)
-                        journal?.files[result.file.path]?.verified.insert(result.index)
-                        unsaved += 1
-                        // The journal is saved every 8 chunks or quarter second: a resume re-verifies what it claims anyway.
-                        if unsaved >= 8 || clock.uptime() - lastSave >= 0.25, let journal {
-                            try store.saveJournal(journal)
-                            unsaved = 0
-                            lastSave = clock.uptime()
-                        }
-                        recordProgress(bytes: chunk.length, path: result.file.path)
-                    } catch {
-                        if failure == nil { failure = error }
-                    }
-                case .success(let answer):
-                    if changed == nil { changed = (result.file, answer) }
-                case .failure(let error):
-                    if failure == nil { failure = error }
-                }
-            }
-        }
-        if unsaved > 0, let journal { try store.saveJournal(journal) }
-        if let failure { throw failure }
-        if Task.isCancelled || (stopRequest != nil && changed == nil && next < missing.count) { throw CancellationError() }
-        return changed
-    }
-
-    /// Every chunk, in manifest order, not yet verified.
-    private func missingChunks(in manifest: DownloadManifest) -> [(DownloadManifest.File, Int)] {
-        var result: [(DownloadManifest.File, Int)] = []
-        for file in manifest.files {
-            for index in file.chunks.indices where !(journal?.isVerified(file.path, chunk: index) ?? false) {
-                result.append((file, index))
-            }
-        }
-        return result
-    }
-
-    /// Enough room for `length` more bytes plus the reserve, or ``DepotClientError/insufficientSpace(required:available:)``.
-    private func checkSpace(for length: Int64) throws {
-        let available: Int64
-        do {
-            available = try options.freeSpace.availableBytes(for: destination)
-        } catch {
-            throw DepotClientError.fileSystem(path: destination.path, underlying: error)
-        }
-        let required = length + options.reserve.bytes(forAvailable: available)
-        guard available >= required else {
-            throw DepotClientError.insufficientSpace(required: required, available: available)
-        }
-    }
-
-    private func recordProgress(bytes: Int64, path: String) {
-        let now = clock.uptime()
-        rate.record(bytes: bytes, seconds: now - rateMark)
-        rateMark = now
-        progress.completedBytes += bytes
-        progress.bytesPerSecond = rate.bytesPerSecond
-        progress.currentPath = path
-        emit(.progress(progress))
     }
 
     func emit(_ event: PackDownloadEvent) {

@@ -21,6 +21,11 @@ extension PackManifest {
                 guard chunk.offset == expected, chunk.length > 0, chunk.length <= chunkSize, ManifestPath.isSHA256Hex(chunk.sha256) else {
                     throw DepotClientError.invalidResponse("chunks of \(file.path) do not tile the file")
                 }
+                if let reuse = chunk.reuse {
+                    // A chunk to copy is read from the installed version: the same path rules apply.
+                    try ManifestPath.check(reuse.path, reserved: reserved)
+                    guard reuse.offset >= 0 else { throw DepotClientError.invalidResponse("a reuse offset of \(file.path) is negative") }
+                }
                 expected += chunk.length  // cannot overflow: at most chunkSize per chunk, and far fewer than 2^33 chunks
             }
             guard expected == file.size, file.size >= 0 else {

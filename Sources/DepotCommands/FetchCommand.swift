@@ -78,6 +78,8 @@ package struct FetchCommand: Command {
             var bar = ProgressBar()
             for await event in downloader.events {
                 switch event {
+                case .updating(let from, let reuse, let fetch):
+                    say("updating version \(from) in place: \(ProgressBar.bytes(reuse)) to copy from it, \(ProgressBar.bytes(fetch)) to fetch")
                 case .started(let manifest, let resumed):
                     if resumed > 0 {
                         say("resuming version \(manifest.version): \(ProgressBar.bytes(resumed)) of \(ProgressBar.bytes(manifest.downloadBytes)) already verified")
@@ -103,6 +105,10 @@ package struct FetchCommand: Command {
             let outcome = try await downloader.start()
             await events.value
             if case .completed(let manifest) = outcome {
+                let progress = await downloader.progress
+                if manifest.delta != nil {
+                    say("updated to version \(manifest.version): reused \(Self.mebibytes(progress.reusedBytes)) MiB, fetched \(Self.mebibytes(progress.fetchedBytes)) MiB")
+                }
                 say("done: \(manifest.files.count) files, \(manifest.downloadBytes) bytes, every chunk verified (SHA-256) in \(out)")
             }
             return 0
@@ -114,6 +120,11 @@ package struct FetchCommand: Command {
             events.cancel()
             throw CommandFailure("\(Self.describe(error)); run the same command again to resume")
         }
+    }
+
+    /// Bytes as MiB with one decimal.
+    static func mebibytes(_ bytes: Int64) -> String {
+        String(format: "%.1f", Double(bytes) / 1_048_576)
     }
 
     static func describe(_ error: any Error) -> String {

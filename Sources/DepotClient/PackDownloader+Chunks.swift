@@ -1,0 +1,217 @@
+import DepotWire
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Fetching chunks: runs of adjacent missing chunks of a file go out as one range request each
+/// (`pack-updates.md` §1), every chunk verified as the run arrives, `parallelChunks` runs in flight.
+extension PackDownloader {
+    /// Adjacent missing chunks of one file, fetched with one request.
+    struct ChunkRun: Sendable {
+        let file: DownloadManifest.File
+        let indices: Range<Int>
+
+        var bytes: Int64 { file.chunks[indices].reduce(0) { $0 + $1.length } }
+        var first: Int64 { file.chunks[indices.lowerBound].offset }
+        var last: Int64 { file.chunks[indices.upperBound - 1].lastByte }
+    }
+
+    /// What one run request produced.
+    enum RunAnswer: Sendable {
+        /// Verified chunks: index and bytes (a slice of the response).
+        case verified([(index: Int, bytes: Data)])
+        /// The file is not the one the manifest describes any more, or is gone: see ``ChunkAnswer``.
+        case stopped(ChunkAnswer)
+    }
+
+    /// What one run request ended with.
+    private struct RunResult: Sendable {
+        let run: ChunkRun
+        let outcome: Result<RunAnswer, any Error>
+    }
+
+    /// Fetches every missing chunk of `manifest` in manifest order, up to `options.parallelChunks` runs at once.
+    /// Returns nil when all are verified, or the first file found changed (after the requests in flight finish:
+    /// they are never cancelled, and what they verified is kept). Pause, errors and cancellation also stop
+    /// launching and let the requests in flight finish first.
+    func fetchMissingChunks(of manifest: DownloadManifest) async throws -> (DownloadManifest.File, ChunkAnswer)? {
+        let runs = missingRuns(in: manifest)
+        var next = 0
+        var changed: (DownloadManifest.File, ChunkAnswer)?
+        var failure: (any Error)?
+        var pendingBytes: Int64 = 0
+        var unsaved = 0
+        var lastSave = clock.uptime()
+        await withTaskGroup(of: RunResult.self) { group in
+            var inFlight = 0
+            while true {
+                while inFlight < options.parallelChunks, next < runs.count, changed == nil, failure == nil,
+                      stopRequest == nil, !Task.isCancelled {
+                    let run = runs[next]
+                    do {
+                        try checkSpace(for: run.bytes + pendingBytes)
+                    } catch {
+                        failure = error
+                        break
+                    }
+                    next += 1
+                    inFlight += 1
+                    pendingBytes += run.bytes
+                    group.addTask { [self] in
+                        do {
+                            return RunResult(run: run, outcome: .success(try await fetchRun(run)))
+                        } catch {
+                            return RunResult(run: run, outcome: .failure(error))
+                        }
+                    }
+                }
+                guard let result = await group.next() else { break }
+                inFlight -= 1
+                pendingBytes -= result.run.bytes
+                switch result.outcome {
+                case .success(.verified(let chunks)):
+                    do {
+                        let path = result.run.file.path
+                        for (index, bytes) in chunks {
+                            try store.write(bytes, to: path, at: result.run.file.chunks[index].offset)
+                            journal?.files[path]?.verified.insert(index)
+                            unsaved += 1
+                            recordProgress(bytes: Int64(bytes.count), path: path, reused: false)
+                        }
+                        // The journal is saved every 8 chunks or quarter second: a resume re-verifies what it claims anyway.
+                        if unsaved >= 8 || clock.uptime() - lastSave >= 0.25, let journal {
+                            try store.saveJournal(journal)
+                            unsaved = 0
+                            lastSave = clock.uptime()
+                        }
+                    } catch {
+                        if failure == nil { failure = error }
+                    }
+                case .success(.stopped(let answer)):
+                    if changed == nil { changed = (result.run.file, answer) }
+                case .failure(let error):
+                    if failure == nil { failure = error }
+                }
+            }
+        }
+        if unsaved > 0, let journal { try store.saveJournal(journal) }
+        if let failure { throw failure }
+        if Task.isCancelled || (stopRequest != nil && changed == nil && next < runs.count) { throw CancellationError() }
+        return changed
+    }
+
+    /// Every chunk not yet verified, in manifest order, grouped into runs of adjacent chunks of one file of at most
+    /// ``PackDownloadOptions/runBytes`` (a single larger chunk is a run of its own).
+    func missingRuns(in manifest: DownloadManifest) -> [ChunkRun] {
+        var runs: [ChunkRun] = []
+        for file in manifest.files {
+            var start: Int?
+            var bytes: Int64 = 0
+            for index in file.chunks.indices {
+                let verified = journal?.isVerified(file.path, chunk: index) ?? false
+                let length = file.chunks[index].length
+                if let open = start, verified || bytes + length > options.runBytes {
+                    runs.append(ChunkRun(file: file, indices: open..<index))
+                    start = nil
+                }
+                if verified { continue }
+                if start == nil {
+                    start = index
+                    bytes = 0
+                }
+                bytes += length
+            }
+            if let open = start { runs.append(ChunkRun(file: file, indices: open..<file.chunks.count)) }
+        }
+        return runs
+    }
+
+    /// Fetches a run with one `Range` request (`If-Range` with the file's ETag) and checks every chunk of it; a
+    /// chunk that fails its SHA-256 check (or that a short answer left out) is fetched again alone.
+    func fetchRun(_ run: ChunkRun) async throws -> RunAnswer {
+        if run.indices.count == 1 {
+            switch try await fetchChunk(run.file, index: run.indices.lowerBound) {
+            case .bytes(let data): return .verified([(run.indices.lowerBound, data)])
+            case let other: return .stopped(other)
+            }
+        }
+        let file = run.file
+        let answer = try await authorized { token in
+            var request = try transport.request(file.url, token: token)
+            request.setValue("bytes=\(run.first)-\(run.last)", forHTTPHeaderField: "Range")
+            request.setValue(file.etag, forHTTPHeaderField: "If-Range")
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            return request
+        }
+        let body: Data
+        let bodyStart: Int64
+        switch answer.status {
+        case 206:
+            if let field = answer.field("Content-Range") {
+                guard let range = ContentRange(field) else { throw DepotClientError.invalidResponse("Content-Range \(field)") }
+                if range.completeLength != nil, range.completeLength != file.size { return .stopped(.changed) }
+                guard range.first == run.first, range.last == run.last else {
+                    throw DepotClientError.invalidResponse("asked for bytes \(run.first)-\(run.last), got \(field)")
+                }
+            }
+            body = answer.body
+            bodyStart = run.first
+        case 200:
+            guard answer.field("ETag") == file.etag, answer.body.count == Int(file.size) else { return .stopped(.changed) }
+            body = answer.body
+            bodyStart = 0
+        case 404:
+            return .stopped(.gone)
+        case 412, 416:
+            return .stopped(.changed)
+        default:
+            throw transport.error(for: answer)
+        }
+        var verified: [(index: Int, bytes: Data)] = []
+        for index in run.indices {
+            let chunk = file.chunks[index]
+            let from = body.startIndex + Int(chunk.offset - bodyStart)
+            let to = from + Int(chunk.length)
+            if to <= body.endIndex {
+                let slice = body[from..<to]
+                if try await Self.digest(slice, with: options.hasher) == chunk.sha256.lowercased() {
+                    verified.append((index, slice))
+                    continue
+                }
+                emit(.chunkRejected(path: file.path, chunk: index))
+            }
+            switch try await fetchChunk(file, index: index) {
+            case .bytes(let data): verified.append((index, data))
+            case let other: return .stopped(other)
+            }
+        }
+        return .verified(verified)
+    }
+
+    /// Enough room for `length` more bytes plus the reserve, or ``DepotClientError/insufficientSpace(required:available:)``.
+    func checkSpace(for length: Int64) throws {
+        let available: Int64
+        do {
+            available = try options.freeSpace.availableBytes(for: destination)
+        } catch {
+            throw DepotClientError.fileSystem(path: destination.path, underlying: error)
+        }
+        let required = length + options.reserve.bytes(forAvailable: available)
+        guard available >= required else {
+            throw DepotClientError.insufficientSpace(required: required, available: available)
+        }
+    }
+
+    /// Counts a verified chunk: copied from the installed version (`reused`) or fetched.
+    func recordProgress(bytes: Int64, path: String, reused: Bool) {
+        let now = clock.uptime()
+        rate.record(bytes: bytes, seconds: now - rateMark)
+        rateMark = now
+        progress.completedBytes += bytes
+        if reused { progress.reusedBytes += bytes } else { progress.fetchedBytes += bytes }
+        progress.bytesPerSecond = rate.bytesPerSecond
+        progress.currentPath = path
+        emit(.progress(progress))
+    }
+}
