@@ -1,5 +1,4 @@
 import DepotWire
-import Dispatch
 import Foundation
 
 /// Copies chunks of an update from the installed version's files into the new version's, checking each one's

@@ -77,14 +77,15 @@ extension PackDownloader {
                             try store.write(bytes, to: path, at: result.run.file.chunks[index].offset)
                             journal?.files[path]?.verified.insert(index)
                             unsaved += 1
-                            recordProgress(bytes: Int64(bytes.count), path: path, reused: false)
                         }
-                        // The journal is saved every 8 chunks or quarter second: a resume re-verifies what it claims anyway.
+                        // The journal is saved every 8 chunks or quarter second, before the progress is told: a resume
+                        // re-verifies what it claims anyway.
                         if unsaved >= 8 || clock.uptime() - lastSave >= 0.25, let journal {
                             try store.saveJournal(journal)
                             unsaved = 0
                             lastSave = clock.uptime()
                         }
+                        for (_, bytes) in chunks { recordProgress(bytes: Int64(bytes.count), path: path, reused: false) }
                     } catch {
                         if failure == nil { failure = error }
                     }

@@ -87,7 +87,7 @@ struct DemoCommand: Command {
         step(3, "The download starts, and the app is closed part-way")
         let destination = URL(fileURLWithPath: workspace + "/device/packs/level2")
         // One chunk at a time, so the interruption falls between chunks.
-        let first = client.downloader(for: entitlement, to: destination, options: PackDownloadOptions(parallelChunks: 1))
+        let first = client.downloader(for: entitlement, to: destination, options: PackDownloadOptions(parallelChunks: 1, runBytes: 1))
         let watcher = Task { () -> PackDownloadProgress? in
             for await event in first.events {
                 if case .progress(let progress) = event, progress.completedBytes * 3 >= progress.totalBytes {

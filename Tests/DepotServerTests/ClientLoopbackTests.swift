@@ -20,7 +20,7 @@ struct ClientLoopbackTests {
         let publisher = Publisher(paths: DepotPaths(catalogDirectory: depot.catalogDirectory, contentDirectory: depot.contentDirectory,
                                                     dataDirectory: depot.dataDirectory))
         let outcome = try publisher.publish(PublishRequest(pack: pack, productID: "com.example.depot.\(pack)", type: .nonConsumable,
-                                                           title: pack, chunkSize: chunkSize, sources: [source]))
+                                                           title: pack, chunking: .fixed, chunkSize: chunkSize, sources: [source]))
         depot.app.reloadCatalog()
         return outcome
     }

@@ -95,7 +95,7 @@ final class PackFixture: @unchecked Sendable {
                                dataDirectory: depot.dataDirectory)
         let outcome = try Publisher(paths: paths, now: { time }).publish(PublishRequest(
             pack: pack, productID: pack == Self.pack ? product : "com.example.depot.\(pack)", type: .nonConsumable,
-            title: "Test pack", chunkSize: chunkSize, sources: [depot.tree.path + "/" + source]))
+            title: "Test pack", chunking: .fixed, chunkSize: chunkSize, sources: [depot.tree.path + "/" + source]))
         return try manifest(in: depot, pack: pack, version: outcome.version)
     }
 

@@ -74,8 +74,10 @@ import Testing
         let fixture = try await PackFixture.shared.value
         let response = try fixture.request("/v1/packs/testpack/1/manifest")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
-        // The spec's fields, plus `published` (the publish time, the files' Last-Modified; a documented addition).
-        #expect(Set(object.keys) == ["pack", "version", "productId", "downloadBytes", "chunkSize", "files", "published"])
+        // The spec's fields, plus `published` (the publish time, the files' Last-Modified; a documented addition) and
+        // `chunking` (pack-updates.md §1).
+        #expect(Set(object.keys) == ["pack", "version", "productId", "downloadBytes", "chunkSize", "chunking", "files", "published"])
+        #expect(object["chunking"] as? [String: AnyHashable] == ["method": "fixed", "size": 4096])
         #expect(object["pack"] as? String == "testpack")
         #expect((object["version"] as? NSNumber)?.intValue == 1)
         #expect(object["productId"] as? String == PackFixture.product)

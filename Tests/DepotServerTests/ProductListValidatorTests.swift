@@ -128,7 +128,7 @@ import Testing
                                       now: { publishTime })
             let outcome = try publisher.publish(PublishRequest(
                 pack: "level2", productID: "com.example.depot.level2", type: .nonConsumable, title: "Level 2: Glacier (new)",
-                description: nil, version: nil, chunkSize: 1024, sources: [source.path + "/stages.bin"]))
+                description: nil, version: nil, chunking: .fixed, chunkSize: 1024, sources: [source.path + "/stages.bin"]))
             #expect(outcome.version == 2)
             #expect(depot.app.reloadCatalog())
             let after = try await Self.all(depot)

@@ -21,7 +21,7 @@ struct PublishInvariantTests {
 
     static func request(_ tree: TemporaryDirectory, pack: String = "level9", product: String = "com.example.depot.level9",
                         type: ProductType = .nonConsumable, version: Int? = nil) -> PublishRequest {
-        PublishRequest(pack: pack, productID: product, type: type, title: "Nine", version: version, chunkSize: 1024,
+        PublishRequest(pack: pack, productID: product, type: type, title: "Nine", version: version, chunking: .fixed, chunkSize: 1024,
                        sources: [tree.path + "/source/a.bin"])
     }
 

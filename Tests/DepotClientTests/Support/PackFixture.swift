@@ -28,16 +28,18 @@ struct PackFixture {
     var destination: URL { scratch.url.appendingPathComponent("packs/level2") }
     var client: DepotClient { server.client(clock: time.clock) }
 
-    /// Sequential by default (the tests count and order requests); `parallel` for the concurrent path.
-    func options(verifyOnResume: Bool = true, reserve: SpaceReserve = .none, parallel: Int = 1) -> PackDownloadOptions {
-        PackDownloadOptions(freeSpace: space, reserve: reserve, verifyOnResume: verifyOnResume, parallelChunks: parallel)
+    /// Sequential by default (the tests count and order requests); `parallel` for the concurrent path. One chunk
+    /// per request by default (`runBytes` 1), so the tests see each chunk's request; `runBytes` coalesces runs.
+    func options(verifyOnResume: Bool = true, reserve: SpaceReserve = .none, parallel: Int = 1, runBytes: Int64 = 1) -> PackDownloadOptions {
+        PackDownloadOptions(freeSpace: space, reserve: reserve, verifyOnResume: verifyOnResume, parallelChunks: parallel, runBytes: runBytes)
     }
 
     /// A fresh downloader (as a new process would make) for the same destination.
     func downloader(token: String = "t1", verifyOnResume: Bool = true, reserve: SpaceReserve = .none, parallel: Int = 1,
-                    renewToken: (@Sendable () async throws -> String)? = nil) -> PackDownloader {
+                    runBytes: Int64 = 1, renewToken: (@Sendable () async throws -> String)? = nil) -> PackDownloader {
         PackDownloader(client: client, pack: "level2", token: token, destination: destination,
-                       options: options(verifyOnResume: verifyOnResume, reserve: reserve, parallel: parallel), renewToken: renewToken)
+                       options: options(verifyOnResume: verifyOnResume, reserve: reserve, parallel: parallel, runBytes: runBytes),
+                       renewToken: renewToken)
     }
 
     func close() {
