@@ -127,7 +127,7 @@ struct DemoCommand: Command {
         step(6, "The developer publishes a new level, without an app update (depot publish)")
         let levelSource = workspace + "/new-level"
         try fm.createDirectory(atPath: levelSource + "/stages", withIntermediateDirectories: true)
-        try Data((0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: levelSource + "/stages.bin"))
+        try Data(SecureRandom.bytes(4 << 20)).write(to: URL(fileURLWithPath: levelSource + "/stages.bin"))
         try Data("{\"stages\": 8, \"theme\": \"canyon\"}\n".utf8).write(to: URL(fileURLWithPath: levelSource + "/stages/index.json"))
         let publisher = Publisher(paths: configuration.paths)
         let published = try publisher.publish(PublishRequest(pack: "level5", productID: "com.example.depot.level5", type: .nonConsumable,
@@ -147,7 +147,10 @@ struct DemoCommand: Command {
         }
         guard visible else { throw Failure(description: "the new level did not appear in products_v1.json") }
 
-        step(7, "The user gets a refund; Apple notifies the server (POST /v1/notifications/appstore, V2 REFUND)")
+        try await Self.showUpdate(client: client, publisher: publisher, configuration: configuration, source: levelSource,
+                                  device: workspace + "/device/level5")
+
+        step(8, "The user gets a refund; Apple notifies the server (POST /v1/notifications/appstore, V2 REFUND)")
         appStore.refund(transactionID: transactionID)
         let refunded = TransactionSigner.Transaction(transactionId: transactionID, bundleId: bundleID, productId: "com.example.depot.level2",
                                                      purchaseDate: Date().addingTimeInterval(-600), environment: "Production",
@@ -160,7 +163,7 @@ struct DemoCommand: Command {
         let (_, notificationResponse) = try await URLSession.shared.data(for: request)
         say("   server answered \((notificationResponse as? HTTPURLResponse)?.statusCode ?? 0) once the revocation was durable")
 
-        step(8, "The old token no longer opens the pack")
+        step(9, "The old token no longer opens the pack")
         var manifestRequest = URLRequest(url: base.appendingPathComponent(WirePath.packManifest(pack: "level2")))
         manifestRequest.setValue("Bearer \(entitlement.token)", forHTTPHeaderField: "Authorization")
         let (body, refusal) = try await URLSession.shared.data(for: manifestRequest)

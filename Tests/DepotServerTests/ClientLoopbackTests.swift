@@ -25,6 +25,9 @@ struct ClientLoopbackTests {
         return outcome
     }
 
+    /// One chunk (64 KiB) per request, as these tests count progress chunk by chunk; runs are tested in `PackUpdateTests`.
+    static let chunkByChunk = PackDownloadOptions(runBytes: 64 * 1024)
+
     static func token(_ depot: TestDepot, pack: String, ttl: Int = 600) throws -> String {
         try OperatorTokens.issue(pack: pack, ttl: ttl, account: nil, secret: secret, dataDirectory: depot.dataDirectory)
     }
@@ -60,7 +63,8 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(1_500_000), "b/c.bin": SecureRandom.bytes(700_000)])
         let destination = depot.tree.path + "/device"
         let token = try Self.token(depot, pack: "world")
-        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         // Stop the server while the download runs: the run fails part-way.
         let stopper = Task {
             for await event in first.events {
@@ -78,7 +82,8 @@ struct ClientLoopbackTests {
         // A new server process on the same tree (new port), a new downloader (a relaunched app).
         let restarted = try await TestDepot.start(tree: depot.tree) { $0.tokenSecret = Self.secret }
         defer { Task { await restarted.stop() } }
-        let second = PackDownloader(client: Self.client(restarted), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let second = PackDownloader(client: Self.client(restarted), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         let resumedFrom = Task { () -> Int64 in
             for await event in second.events { if case .started(_, let resumed) = event { return resumed } }
             return -1
@@ -94,7 +99,8 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(400_000)])
         let destination = depot.tree.path + "/device"
         let token = try Self.token(depot, pack: "world")
-        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         guard case .completed = try await first.start() else { Issue.record("not completed"); return }
         // Flip one byte in the second chunk.
         let handle = try #require(FileHandle(forUpdatingAtPath: destination + "/a.bin"))
@@ -103,7 +109,8 @@ struct ClientLoopbackTests {
         try handle.seek(toOffset: 100_000)
         try handle.write(contentsOf: Data([byte ^ 0xFF]))
         try handle.close()
-        let second = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let second = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         let rejected = Task { () -> [Int] in
             var chunks: [Int] = []
             for await event in second.events {
@@ -124,7 +131,8 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": old])
         let destination = depot.tree.path + "/device"
         let token = try Self.token(depot, pack: "world")
-        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let first = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         guard case .paused = try await Self.downloadPausing(at: 200_000, first) else { Issue.record("did not pause"); return }
         // Version 2 replaces the file; version 1 is pruned.
         let new = SecureRandom.bytes(650_000)
@@ -132,7 +140,8 @@ struct ClientLoopbackTests {
         _ = try Publisher(paths: DepotPaths(catalogDirectory: depot.catalogDirectory, contentDirectory: depot.contentDirectory,
                                             dataDirectory: "")).prune(keep: 1)
         depot.app.reloadCatalog()
-        let second = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination))
+        let second = PackDownloader(client: Self.client(depot), pack: "world", token: token, destination: URL(fileURLWithPath: destination),
+                                   options: Self.chunkByChunk)
         let restarted = Task { () -> Bool in
             for await event in second.events {
                 if case .fileRestarted = event { return true }
@@ -156,7 +165,7 @@ struct ClientLoopbackTests {
         let renewals = Atomic<Int>(0)
         let fresh = try Self.token(depot, pack: "world")
         let downloader = PackDownloader(client: Self.client(depot), pack: "world", token: short, destination: URL(fileURLWithPath: destination),
-                                        options: PackDownloadOptions(parallelChunks: 1), renewToken: { renewals.add(1, ordering: .relaxed); return fresh })
+                                        options: PackDownloadOptions(parallelChunks: 1, runBytes: 64 * 1024), renewToken: { renewals.add(1, ordering: .relaxed); return fresh })
         guard case .paused = try await Self.downloadPausing(at: 64 * 1024, downloader) else { Issue.record("did not pause"); return }
         try await Task.sleep(for: .milliseconds(2100))
         guard case .completed(let manifest) = try await downloader.start() else { Issue.record("not completed"); return }
@@ -170,7 +179,7 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(300_000)])
         let destination = depot.tree.path + "/device"
         let free = Atomic<Int64>(1_000_000)
-        let options = PackDownloadOptions(freeSpace: FreeSpaceReader { _ in free.load(ordering: .relaxed) })
+        let options = PackDownloadOptions(freeSpace: FreeSpaceReader { _ in free.load(ordering: .relaxed) }, runBytes: 64 * 1024)
         let downloader = PackDownloader(client: Self.client(depot), pack: "world", token: try Self.token(depot, pack: "world"),
                                         destination: URL(fileURLWithPath: destination), options: options)
         do {
@@ -193,7 +202,7 @@ struct ClientLoopbackTests {
         try Self.publish(depot, pack: "world", files: ["a.bin": SecureRandom.bytes(400_000), "b.bin": SecureRandom.bytes(10)])
         let destination = depot.tree.path + "/device"
         let downloader = PackDownloader(client: Self.client(depot), pack: "world", token: try Self.token(depot, pack: "world"),
-                                        destination: URL(fileURLWithPath: destination), options: PackDownloadOptions(parallelChunks: 1))
+                                        destination: URL(fileURLWithPath: destination), options: PackDownloadOptions(parallelChunks: 1, runBytes: 64 * 1024))
         guard case .paused = try await Self.downloadPausing(at: 64 * 1024, downloader) else { Issue.record("did not pause"); return }
         #expect(FileManager.default.fileExists(atPath: destination + "/a.bin"))
         await downloader.cancel()

@@ -40,13 +40,24 @@ struct FetchUpdateKillTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
             process.arguments = arguments
-            process.standardOutput = FileHandle.nullDevice
+            let pipe = Pipe()
+            process.standardOutput = pipe
             process.standardError = FileHandle.nullDevice
             try process.run()
-            try await Task.sleep(for: .milliseconds(Int.random(in: 30...(150 + 100 * attempt))))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            if process.terminationReason == .uncaughtSignal { killed += 1 }
+            // Killed at a random moment after the update has started (from a dedicated thread, so the delay is
+            // real whatever the cooperative pool is doing); the first attempt as soon as the update starts.
+            let delay = attempt == 0 ? 0 : UInt32.random(in: 0...UInt32(60_000 * attempt))
+            let wasKilled = try await OffPool.run { () -> Bool in
+                var output = ""
+                while !output.contains("updating version 1"), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+                    output += String(decoding: data, as: UTF8.self)
+                }
+                usleep(delay)
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return process.terminationReason == .uncaughtSignal
+            }
+            if wasKilled { killed += 1 }
             // Never a mix: the old version whole until the switch, the new one after it.
             let now = PackUpdateTests.tree(out)
             #expect(now == v1 || now == v2, "attempt \(attempt): \(now.keys.sorted())")
