@@ -27,13 +27,14 @@ elapsed() {
   python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.3f}')" "$start" "$EPOCHREALTIME"
 }
 
-# publish_timed FILE: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot publish` into a fresh tree.
+# publish_timed FILE [OPTIONS...]: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot publish` into a fresh tree.
 publish_timed() {
+  local file="$1"; shift
   bench_tree publish-tree
   sync
   local start=$EPOCHREALTIME
   /usr/bin/time -v -o "$OUT/publish-time.txt" "$DEPOT" publish --catalog "$TREE/catalog" --content "$TREE/content" \
-    --pack bigpublish --product com.example.depot.bigpublish --type non-consumable --title "Benchmark publish" "$1" >/dev/null
+    --pack bigpublish --product com.example.depot.bigpublish --type non-consumable --title "Benchmark publish" "$@" "$file" >/dev/null
   local end=$EPOCHREALTIME
   TIMED=$(python3 - "$start" "$end" "$OUT/publish-time.txt" <<'PY'
 import re, sys
@@ -46,7 +47,7 @@ PY
   rm -rf "$TREE"
 }
 
-CP=(); SYNC=(); SHA=(); OPENSSL=(); PUBLISH=(); RSS=(); CPU=()
+CP=(); SYNC=(); SHA=(); OPENSSL=(); PUBLISH=(); FIXED=(); RSS=(); CPU=()
 for round in $(seq 1 "$ROUNDS"); do
   sync
   CP+=("$(elapsed cp "$BIG" "$WORK/copy.bin")")
@@ -56,6 +57,8 @@ for round in $(seq 1 "$ROUNDS"); do
   rm -f "$WORK/copy.bin"
   publish_timed "$BIG"; read -r seconds rss cpu <<<"$TIMED"
   PUBLISH+=("$seconds"); RSS+=("$rss"); CPU+=("$cpu")
+  publish_timed "$BIG" --chunking fixed; read -r seconds _ _ <<<"$TIMED"
+  FIXED+=("$seconds")
 done
 publish_timed "$SMALL"; read -r SMALL_SECONDS SMALL_RSS SMALL_CPU <<<"$TIMED"
 
@@ -70,9 +73,12 @@ printf "%-34s | %9.3f | %8s\n" "sha256sum" "$sha_s" "$(mib "$sha_s")"
 printf "%-34s | %9.3f | %8s\n" "openssl dgst -sha256 (libcrypto)" "$ossl_s" "$(mib "$ossl_s")"
 printf "%-34s | %9.3f | %8s\n" "cp + sha256sum" "$base" "$(mib "$base")"
 printf "%-34s | %9.3f | %8s\n" "cp + sync + sha256sum" "$base_sync" "$(mib "$base_sync")"
-printf "%-34s | %9.3f | %8s\n" "depot publish" "$pub_s" "$(mib "$pub_s")"
+printf "%-34s | %9.3f | %8s\n" "depot publish (content chunks)" "$pub_s" "$(mib "$pub_s")"
+fixed_s=$(median "${FIXED[@]}")
+printf "%-34s | %9.3f | %8s\n" "depot publish --chunking fixed" "$fixed_s" "$(mib "$fixed_s")"
 echo
 echo "publish / (cp + sha256sum):        $(ratio "$pub_s" "$base")x (target <= 1.5x)"
+echo "content chunks / fixed chunks:     $(ratio "$pub_s" "$fixed_s")x (the gear hash's cost)"
 echo "publish / (cp + sync + sha256sum): $(ratio "$pub_s" "$base_sync")x"
 echo "publish / (cp + openssl dgst):     $(ratio "$pub_s" "$(python3 -c "print($cp_s + $ossl_s)")")x (Debian's sha256sum is coreutils' own C code, not libcrypto)"
 echo "publish CPU (user + sys): $(median "${CPU[@]}") s for ${FILE_MIB} MiB"
