@@ -19,8 +19,9 @@ extension PackDownloader {
 
     /// What one run request produced.
     enum RunAnswer: Sendable {
-        /// Verified chunks: index and bytes (a slice of the response).
-        case verified([(index: Int, bytes: Data)])
+        /// Verified chunks: index and bytes (a slice of the response). `whole` is the run's bytes in one piece when
+        /// every chunk came from the one response (written with one write).
+        case verified([(index: Int, bytes: Data)], whole: Data?)
         /// The file is not the one the manifest describes any more, or is gone: see ``ChunkAnswer``.
         case stopped(ChunkAnswer)
     }
@@ -70,11 +71,15 @@ extension PackDownloader {
                 inFlight -= 1
                 pendingBytes -= result.run.bytes
                 switch result.outcome {
-                case .success(.verified(let chunks)):
+                case .success(.verified(let chunks, let whole)):
                     do {
                         let path = result.run.file.path
-                        for (index, bytes) in chunks {
-                            try store.write(bytes, to: path, at: result.run.file.chunks[index].offset)
+                        if let whole {
+                            try store.write(whole, to: path, at: result.run.first)
+                        } else {
+                            for (index, bytes) in chunks { try store.write(bytes, to: path, at: result.run.file.chunks[index].offset) }
+                        }
+                        for (index, _) in chunks {
                             journal?.files[path]?.verified.insert(index)
                             unsaved += 1
                         }
@@ -133,7 +138,7 @@ extension PackDownloader {
     func fetchRun(_ run: ChunkRun) async throws -> RunAnswer {
         if run.indices.count == 1 {
             switch try await fetchChunk(run.file, index: run.indices.lowerBound) {
-            case .bytes(let data): return .verified([(run.indices.lowerBound, data)])
+            case .bytes(let data): return .verified([(run.indices.lowerBound, data)], whole: data)
             case let other: return .stopped(other)
             }
         }
@@ -170,6 +175,7 @@ extension PackDownloader {
             throw transport.error(for: answer)
         }
         var verified: [(index: Int, bytes: Data)] = []
+        var whole = true
         for index in run.indices {
             let chunk = file.chunks[index]
             let from = body.startIndex + Int(chunk.offset - bodyStart)
@@ -182,12 +188,14 @@ extension PackDownloader {
                 }
                 emit(.chunkRejected(path: file.path, chunk: index))
             }
+            whole = false
             switch try await fetchChunk(file, index: index) {
             case .bytes(let data): verified.append((index, data))
             case let other: return .stopped(other)
             }
         }
-        return .verified(verified)
+        let start = body.startIndex + Int(run.first - bodyStart)
+        return .verified(verified, whole: whole ? body[start..<start + Int(run.bytes)] : nil)
     }
 
     /// Enough room for `length` more bytes plus the reserve, or ``DepotClientError/insufficientSpace(required:available:)``.

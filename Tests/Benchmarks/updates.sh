@@ -39,8 +39,9 @@ TEMP_PATHS+=("$WORK")
 cp "$V1" "$WORK/v1/level.bin"; cp "$V2" "$WORK/v2/level.bin"
 publish_file "$TREE" upcontent "$WORK/v1/level.bin"
 publish_file "$TREE" upfixed --chunking fixed "$WORK/v1/level.bin"
+publish_file "$TREE" upsmall --chunk-size 65536 "$WORK/v1/level.bin"
 STORE="$OUT/appstore-updates"
-start_appstore "$STORE" 0 10 com.example.depot.upcontent,com.example.depot.upfixed
+start_appstore "$STORE" 0 10 com.example.depot.upcontent,com.example.depot.upfixed,com.example.depot.upsmall
 rm -rf "$OUT/updates-var"
 start_depot --catalog "$TREE/catalog" --content "$TREE/content" --data "$OUT/updates-var" --token-secret "$TOKEN_SECRET" \
   --apple-verify-url "$APPSTORE_URL" --apple-sandbox-verify-url "$APPSTORE_SANDBOX_URL"
@@ -54,12 +55,14 @@ fetch() { "$DEPOT" fetch --server "$DEPOT_URL" --receipt "$RECEIPT" --pack "$1" 
 # Version 1 installed on the "device" for both packs; then version 2 published.
 fetch upcontent "$WORK/device-content"
 fetch upfixed "$WORK/device-fixed"
+fetch upsmall "$WORK/device-small"
 publish_file "$TREE" upcontent "$WORK/v2/level.bin"
 publish_file "$TREE" upfixed --chunking fixed "$WORK/v2/level.bin"
+publish_file "$TREE" upsmall --chunk-size 65536 "$WORK/v2/level.bin"
 sleep 2.5   # the server sees a publish within 2 s
 
 declare -A BYTES SECONDS_TAKEN
-for pack in upcontent upfixed; do
+for pack in upcontent upfixed upsmall; do
   device="$WORK/device-${pack#up}"
   before=$(served); start=$EPOCHREALTIME
   fetch "$pack" "$device"
@@ -115,24 +118,28 @@ done
 CONTENT_MEDIAN=$(median "${CONTENT_TIMES[@]}")
 FIXED_MEDIAN=$(median "${FIXED_TIMES[@]}")
 MANIFEST=$(stat -c %s "$TREE/content/upcontent/2/manifest.json")
+SMALL_MANIFEST=$(stat -c %s "$TREE/content/upsmall/2/manifest.json")
 CHUNKS=$(python3 -c 'import json, sys; print(sum(len(f["chunks"]) for f in json.load(open(sys.argv[1]))["files"]))' "$TREE/content/upcontent/2/manifest.json")
 
 python3 - "${BYTES[upcontent]}" "${BYTES[upfixed]}" "$FULL" "$LITERAL" "$SENT" "$RECEIVED" "${SECONDS_TAKEN[upcontent]}" \
-  "${SECONDS_TAKEN[upfixed]}" "$CONTENT_MEDIAN" "$FIXED_MEDIAN" "$MANIFEST" "$CHUNKS" "${CONTENT_TIMES[*]}" "${FIXED_TIMES[*]}" <<'PY'
+  "${SECONDS_TAKEN[upfixed]}" "$CONTENT_MEDIAN" "$FIXED_MEDIAN" "$MANIFEST" "$CHUNKS" "${CONTENT_TIMES[*]}" "${FIXED_TIMES[*]}" "${BYTES[upsmall]}" "${SECONDS_TAKEN[upsmall]}" "$SMALL_MANIFEST" <<'PY'
 import sys
 content, fixed, full, literal, sent, received = map(int, sys.argv[1:7])
 t_content, t_fixed, fresh_content, fresh_fixed = map(float, sys.argv[7:11])
 manifest, chunks = int(sys.argv[11]), int(sys.argv[12])
+small, t_small, small_manifest = int(sys.argv[15]), float(sys.argv[16]), int(sys.argv[17])
 mib = lambda n: f"{n / 1048576:.2f} MiB"
 print("| update 1 → 2 of a 64 MiB file | bytes fetched | of the full download | time |")
 print("|---|---|---|---|")
 print(f"| Depot, content chunks (256 KiB average) | {content:,} ({mib(content)}) | {100 * content / full:.2f} % | {t_content:.3f} s |")
+print(f"| Depot, content chunks (--chunk-size 65536: 64 KiB average) | {small:,} ({mib(small)}) | {100 * small / full:.2f} % | {t_small:.3f} s |")
 print(f"| Depot, fixed 1 MiB chunks | {fixed:,} ({mib(fixed)}) | {100 * fixed / full:.2f} % | {t_fixed:.3f} s |")
 print(f"| full download | {full:,} ({mib(full)}) | 100 % | |")
 print(f"| rsync --no-whole-file, literal data | {literal:,} ({mib(literal)}) | {100 * literal / full:.2f} % | |")
 print(f"| rsync, all traffic (sent {sent:,} + received {received:,}) | {sent + received:,} ({mib(sent + received)}) | {100 * (sent + received) / full:.2f} % | |")
 print()
 print(f"content / rsync literal: {content / literal:.2f}x (target <= 3x); content / full: {100 * content / full:.2f} % (target <= 8 %)")
+print(f"64 KiB average: {small / literal:.2f}x rsync's literal data, {100 * small / full:.2f} % of the full download; manifest {small_manifest:,} bytes = {100 * small_manifest / full:.3f} %")
 print(f"fresh download of version 2: content {fresh_content:.3f} s, fixed {fresh_fixed:.3f} s (medians; rounds {sys.argv[13]} / {sys.argv[14]}): "
       f"content is {fresh_fixed / fresh_content:.2f}x as fast (target >= 0.95x)")
 print(f"manifest: {manifest:,} bytes for {chunks} chunks = {100 * manifest / full:.3f} % of the pack (target <= 0.5 %)")
