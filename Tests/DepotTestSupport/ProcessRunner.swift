@@ -11,32 +11,27 @@ public enum ProcessRunner {
     /// Runs `executable` with `arguments`; `environment` entries are added to the current environment.
     public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
                            currentDirectory: String? = nil, input: Data? = nil) throws -> ProcessResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        let inPipe = Pipe()
-        process.standardInput = inPipe
-        try process.run()
-        if let input { inPipe.fileHandleForWriting.write(input) }
-        try? inPipe.fileHandleForWriting.close()
-        // Read both pipes concurrently so a chatty child cannot fill one and block.
+        let child = try SpawnedChild.start(executable, arguments, environment: env, currentDirectory: currentDirectory)
+        // Read both pipes on threads of their own so a chatty child cannot fill one and block, and write the
+        // input on a third so a child that answers before reading all of it cannot block us either.
         let group = DispatchGroup()
         nonisolated(unsafe) var outData = Data()
         nonisolated(unsafe) var errData = Data()
         group.enter()
-        DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        Thread.detachNewThread { outData = child.output.readDataToEndOfFile(); group.leave() }
         group.enter()
-        DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-        process.waitUntilExit()
+        Thread.detachNewThread { errData = child.errorOutput.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        Thread.detachNewThread {
+            if let input { try? child.input.write(contentsOf: input) }
+            try? child.input.close()
+            group.leave()
+        }
+        let status = child.waitForExit()
         group.wait()
-        return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        return ProcessResult(status: status, stdout: String(decoding: outData, as: UTF8.self),
                              stderr: String(decoding: errData, as: UTF8.self))
     }
 
