@@ -32,7 +32,7 @@ final class SimulatedAppStoreResponder: Responder {
         }
     }
 
-    func errorResponse(status: Int, code: String, message: String) -> Response {
-        Response(status: status, body: .bytes(Array(message.utf8)))
+    func errorResponse(for error: ProtocolError) -> Response {
+        Response(status: error.status, body: .bytes(Array(error.message.utf8)))
     }
 }

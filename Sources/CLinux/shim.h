@@ -151,4 +151,6 @@ static inline void clinux_keep_large_allocations_in_heap(int bytes) {
     mallopt(M_MMAP_THRESHOLD, bytes);
     mallopt(M_TRIM_THRESHOLD, bytes * 2);
 }
+/* Returns the free pages of every malloc arena to the system (after a peak of buffered request bodies). */
+static inline void clinux_release_free_memory(void) { (void)malloc_trim(0); }
 #endif

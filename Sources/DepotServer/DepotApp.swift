@@ -88,7 +88,7 @@ public final class DepotApp: Sendable {
         let table = try DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin).table()
         let responder = DepotResponder(table: table, lists: lists)
         let serverConfiguration = ServerConfiguration(
-            host: configuration.host, port: configuration.port, loopCount: loops,
+            host: configuration.host, port: configuration.port, loopCount: loops, serverName: "depot",
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
             idleTimeoutMilliseconds: UInt64(configuration.idleTimeout * 1000),
             writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000))

@@ -31,6 +31,12 @@ public enum HTTPDate {
         parse(value, now: nil)
     }
 
+    /// Like ``parse(_:)``, on a field value's bytes (no String made).
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var scanner = DateScanner(bytes: bytes, range: ASCIIBytes.trimmingWhitespace(bytes))
+        return scanner.parse(now: nil)
+    }
+
     /// Like ``parse(_:)``, with the current time given for the RFC 850 two-digit year rule.
     public static func parse(_ value: some StringProtocol, relativeTo now: Int64) -> Int64? {
         parse(value, now: now)

@@ -27,16 +27,28 @@ public struct RawRequestHead {
         UnsafeBufferPointer(start: base + index.targetStart, count: index.targetEnd - index.targetStart)
     }
 
+    /// The target was an absolute-form without a path: the origin-form is "/" followed by `targetBytes`.
+    public var targetHasImpliedSlash: Bool { index.targetNeedsSlash }
+
     /// Whether the path (before any `?`) is exactly `literal`.
     public func pathIs(_ literal: StaticString) -> Bool {
+        pathIs(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+    }
+
+    /// Whether the path (before any `?`) is exactly these bytes.
+    public func pathIs(_ path: [UInt8]) -> Bool {
+        path.withUnsafeBufferPointer { pathIs($0) }
+    }
+
+    private func pathIs(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
         let target = targetBytes
-        let n = literal.utf8CodeUnitCount
+        let n = path.count
         if index.targetNeedsSlash {
             // The path is "/" and the rest, if any, a query.
-            return n == 1 && literal.utf8Start.pointee == 0x2F
+            return n == 1 && path[0] == 0x2F
         }
-        guard target.count >= n, target.count == n || target[n] == 0x3F else { return false }
-        return memcmp(target.baseAddress!, literal.utf8Start, n) == 0
+        guard n > 0, target.count >= n, target.count == n || target[n] == 0x3F else { return false }
+        return memcmp(target.baseAddress!, path.baseAddress!, n) == 0
     }
 
     /// The first value of `field` (without surrounding whitespace), or nil when the request has none.

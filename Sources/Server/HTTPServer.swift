@@ -10,6 +10,8 @@ final class ServerCore: Sendable {
     let responder: any Responder
     let observer: (any ServerObserver)?
     let openConnections = Atomic<Int>(0)
+    /// Collected request bodies held, over every loop.
+    let budget: BodyBudget
     /// Every loop, for the accepting loop to hand connections out.
     let loops = LoopList()
 
@@ -17,6 +19,7 @@ final class ServerCore: Sendable {
         self.configuration = configuration
         self.responder = responder
         self.observer = observer
+        budget = BodyBudget(capacity: configuration.bodyBudgetBytes)
     }
 }
 
@@ -104,6 +107,9 @@ public final class HTTPServer: Sendable {
 
     /// Open client connections.
     public var openConnections: Int { core.openConnections.load(ordering: .relaxed) }
+
+    /// Bytes of collected request bodies held now (at most `bodyBudgetBytes`).
+    public var bufferedBodyBytes: Int { core.budget.inUse }
 
     /// Stops accepting; in-flight requests get up to the configured grace period to finish.
     public func stop() {

@@ -46,9 +46,25 @@ public enum Handling: Sendable {
 
 /// The application: turns request heads into handling decisions. Called on event-loop threads; must not block.
 public protocol Responder: Sendable {
+    /// A first look at the head as bytes, before any `String` is made: a response to answer with at once (the
+    /// precomputed answers of hot routes), or nil to go on with `handle`. The default is nil.
+    func respond(toRaw head: RawRequestHead, context: RequestContext) -> Response?
     func handle(_ head: RequestHead, context: RequestContext) -> Handling
-    /// The response for a protocol-level error (parse failure, body too large, ...), in the application's error shape.
-    func errorResponse(status: Int, code: String, message: String) -> Response
+    /// The response for a request the engine refuses on its own (parse failure, body too large or too slow, body
+    /// budget exhausted), in the application's error shape. The engine adds `Retry-After` when the error has one
+    /// and the response does not, and closes the connection after it.
+    func errorResponse(for error: ProtocolError) -> Response
+}
+
+extension Responder {
+    public func respond(toRaw head: RawRequestHead, context: RequestContext) -> Response? { nil }
+
+    /// Plain text: the reason phrase and the message.
+    public func errorResponse(for error: ProtocolError) -> Response {
+        var response = Response(status: error.status, body: .bytes(Array("\(error.reason): \(error.message)\n".utf8)), route: "error")
+        response.headers.append("Content-Type", "text/plain; charset=utf-8")
+        return response
+    }
 }
 
 /// One finished exchange, reported to the observer on the event loop.

@@ -1,35 +1,4 @@
-import Glibc
 public import HTTP
-import CLinux
-
-/// An open file shared by the responses that send parts of it; closed when the last one is done.
-public final class OpenFile: Sendable {
-    public let descriptor: Int32
-    /// The file's size when it was opened.
-    public let size: Int64
-    /// The file's modification time (seconds since 1970).
-    public let modificationTime: Int64
-
-    /// Opens a regular file for reading. Returns nil when it does not exist or is not a regular file.
-    public static func open(path: String) -> OpenFile? {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { return nil }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            close(fd)
-            return nil
-        }
-        return OpenFile(descriptor: fd, size: Int64(info.st_size), modificationTime: Int64(info.st_mtim.tv_sec))
-    }
-
-    init(descriptor: Int32, size: Int64, modificationTime: Int64) {
-        self.descriptor = descriptor
-        self.size = size
-        self.modificationTime = modificationTime
-    }
-
-    deinit { close(descriptor) }
-}
 
 /// A byte range of an open file, sent with `sendfile(2)`.
 public struct FileRegion: Sendable {
@@ -75,20 +44,25 @@ public enum ResponseBody: Sendable {
     }
 }
 
-/// A response. Header fields are encoded once when `freeze()` is called, so a response kept in memory
-/// (a product list) costs no encoding work per request.
+/// A response. `freeze()` encodes its status line, header fields and `Content-Length` once, so a response kept
+/// in memory (a product list) is copied out as bytes per request, with no encoding work.
 public struct Response: Sendable {
-    public var status: Int
-    public var headers: HTTPFields {
-        didSet { encodedHeaders = nil }
+    public var status: Int {
+        didSet { encodedHead = nil }
     }
-    public var body: ResponseBody
+    public var headers: HTTPFields {
+        didSet { encodedHead = nil }
+    }
+    public var body: ResponseBody {
+        didSet { encodedHead = nil }
+    }
     /// The route label used in metrics (a small fixed set).
     public var route: String
     /// `true` to close the connection after this response.
     public var closeConnection = false
-    /// Header bytes encoded by `freeze()`.
-    public private(set) var encodedHeaders: [UInt8]?
+    /// Status line, fields and `Content-Length` (when the status allows a body) encoded by `freeze()`; the engine
+    /// adds `Server`, `Date`, `Connection: close` when it closes, and the empty line.
+    public private(set) var encodedHead: [UInt8]?
 
     public init(status: Int, headers: HTTPFields = HTTPFields(), body: ResponseBody = .empty, route: String = "other") {
         self.status = status
@@ -97,12 +71,25 @@ public struct Response: Sendable {
         self.route = route
     }
 
-    /// Encodes the header fields now, so that sending this response later copies bytes only.
+    /// Encodes the head now, so that sending this response later copies bytes only.
     public mutating func freeze() {
         var out: [UInt8] = []
-        ResponseHead.appendFields(headers, to: &out)
-        encodedHeaders = out
+        appendHead(to: &out)
+        encodedHead = out
     }
+
+    /// Status line, fields and `Content-Length` (when the status allows a body).
+    func appendHead(to out: inout [UInt8]) {
+        ResponseHead.appendStatusLine(status, to: &out)
+        ResponseHead.appendFields(headers, to: &out)
+        if statusAllowsBody {
+            out.append(contentsOf: Self.contentLengthPrefix)
+            ResponseHead.appendDecimal(body.length, to: &out)
+            out.append(0x0D); out.append(0x0A)
+        }
+    }
+
+    private static let contentLengthPrefix = Array("Content-Length: ".utf8)
 
     /// Whether a body may follow the head (RFC 9110 §6.4.1: never for 1xx, 204, 304).
     public var statusAllowsBody: Bool {

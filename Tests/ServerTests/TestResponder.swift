@@ -100,11 +100,15 @@ final class TestResponder: Responder {
             state.withLock { $0.sinks.append(sink) }
             return .streamBody(limit: streamLimit, sink: sink)
         default:
-            return .reply(.response(errorResponse(status: 404, code: "not_found", message: "No such route.")))
+            return .reply(.response(Self.error(status: 404, code: "not_found", message: "No such route.")))
         }
     }
 
-    func errorResponse(status: Int, code: String, message: String) -> Response {
+    func errorResponse(for error: ProtocolError) -> Response {
+        Self.error(status: error.status, code: "\(error.kind)", message: error.message)
+    }
+
+    static func error(status: Int, code: String, message: String) -> Response {
         var response = Response(status: status, body: .bytes(Array("{\"error\":\"\(code)\",\"message\":\"\(message)\"}".utf8)),
                                 route: "error")
         response.headers.append("Content-Type", "application/json; charset=utf-8")

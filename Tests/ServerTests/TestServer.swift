@@ -36,7 +36,7 @@ final class TestServer: @unchecked Sendable {
         responder = TestResponder(file: FileRegion(file: file, offset: 0, length: file.size), echoLimit: echoLimit,
                                   makeSink: makeSink)
         let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, loopCount: loops, limits: limits, headerTimeoutMilliseconds: headerTimeout,
+            host: "127.0.0.1", port: 0, loopCount: loops, limits: limits, serverName: "depot", headerTimeoutMilliseconds: headerTimeout,
             idleTimeoutMilliseconds: idleTimeout, writeTimeoutMilliseconds: writeTimeout,
             bodyTimeoutMilliseconds: bodyTimeout, shutdownGraceMilliseconds: shutdownGrace)
         server = try HTTPServer(configuration: configuration, responder: responder)

@@ -13,11 +13,14 @@ final class ProductList: Sendable {
         let notModified: Response
         /// `etag` as sent in `ETag`.
         let etagHeader: String
+        /// The same, as bytes (compared with a request's `If-None-Match` before any String is made).
+        let etagBytes: [UInt8]
 
         init(body: [UInt8], etag: EntityTag, ok: Response, notModified: Response) {
             self.body = body
             self.etag = etag
             self.etagHeader = etag.headerValue
+            self.etagBytes = Array(etag.headerValue.utf8)
             self.ok = ok
             self.notModified = notModified
         }
@@ -89,6 +92,35 @@ final class ProductList: Sendable {
             }
         }
         return found
+    }
+
+    /// Answers a GET or HEAD of this list from the head's bytes with a precomputed response (200 or 304 of either
+    /// variant; HEAD shares the 200), or nil when the request needs more than that (another method, a range, a
+    /// precondition other than one `If-None-Match` or one `If-Modified-Since`, an unusual `Accept-Encoding`):
+    /// `respond(to:)` answers those.
+    func respond(toRaw head: RawRequestHead) -> Response? {
+        guard head.isGetOrHead,
+              head.occurrences(.ifMatch) == 0, head.occurrences(.ifUnmodifiedSince) == 0,
+              head.occurrences(.range) == 0, head.occurrences(.ifRange) == 0,
+              let useGzip = AcceptEncoding.acceptsGzip(head) else { return nil }
+        let variant = useGzip ? gzip : identity
+        switch head.occurrences(.ifNoneMatch) {
+        case 0:
+            break
+        case 1:
+            // RFC 9110 §13.1.2: an identical tag matches under the weak comparison; with no If-Match or
+            // If-Unmodified-Since before it, nothing else decides first. Any other value needs the list parsed.
+            guard let value = head.value(.ifNoneMatch), value.elementsEqual(variant.etagBytes) else { return nil }
+            return variant.notModified
+        default:
+            return nil
+        }
+        // Step 4: If-Modified-Since, one valid date, only without If-None-Match (§13.1.3).
+        if head.occurrences(.ifModifiedSince) == 1, let value = head.value(.ifModifiedSince),
+           let date = HTTPDate.parse(bytes: value), lastModified <= date {
+            return variant.notModified
+        }
+        return variant.ok
     }
 
     /// Answers a GET or HEAD of this list.

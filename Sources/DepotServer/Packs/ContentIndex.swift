@@ -115,13 +115,6 @@ enum FileStatus {
         }
         return nil
     }
-
-    /// Device and inode of an open file.
-    static func identity(descriptor: Int32) -> FileIdentity? {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
-    }
 }
 
 /// Which file a path or descriptor refers to.

@@ -217,7 +217,7 @@ struct PackRoutes: Sendable {
                 let code = errno
                 throw code == EMFILE || code == ENFILE ? .cannotOpenMoreFiles : .fileMissingOnDisk
             }
-            guard FileStatus.identity(descriptor: opened.descriptor) == checked else { throw .fileMissingOnDisk }
+            guard FileIdentity(device: opened.identity.device, inode: opened.identity.inode) == checked else { throw .fileMissingOnDisk }
             guard opened.size == file.size else { throw .contentCorrupt }
             served = PackLoopCache.ServedFile(file: opened, etag: EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256),
                                               contentType: MediaType.forPath(file.path))

@@ -16,6 +16,15 @@ final class DepotResponder: Responder {
         self.lists = lists
     }
 
+    /// The product lists straight from the head's bytes: their precomputed answers, before any String is made.
+    /// Anything the precomputed answers do not cover (other methods, ranges, unusual conditions, no catalog)
+    /// goes on to `handle` (and its fast path, then the table).
+    func respond(toRaw head: RawRequestHead, context: RequestContext) -> Response? {
+        if head.pathIs(v1Path) { return lists.lists(loop: context.loopIndex)?.v1.respond(toRaw: head) }
+        if head.pathIs(v2Path) { return lists.lists(loop: context.loopIndex)?.v2.respond(toRaw: head) }
+        return nil
+    }
+
     func handle(_ head: RequestHead, context: RequestContext) -> Handling {
         // Fast path: a GET or HEAD of a product list, the hottest requests, is matched on the raw target's bytes
         // before any decoding or table lookup. The table has the same routes (a percent-encoded spelling, a
@@ -44,7 +53,18 @@ final class DepotResponder: Responder {
         }
     }
 
-    func errorResponse(status: Int, code: String, message: String) -> Response {
-        ProtocolFailure(status: status, code: code, message: message).answer.response(.error)
+    /// The engine's refusals in the API's error shape (spec §4).
+    func errorResponse(for error: ProtocolError) -> Response {
+        let code = switch error.kind {
+        case .malformed: "bad_request"
+        case .requestLineTooLong: "uri_too_long"
+        case .headersTooLarge: "headers_too_large"
+        case .versionNotSupported: "version_not_supported"
+        case .notImplemented: "not_implemented"
+        case .bodyTooLarge: "too_large"
+        case .bodyTooSlow: "request_timeout"
+        case .overloaded: "unavailable"
+        }
+        return ProtocolFailure(status: error.status, code: code, message: error.message).answer.response(.error)
     }
 }

@@ -1,5 +1,29 @@
 import HTTP
 
+/// ASCII helpers over a field value's bytes.
+enum ASCIIText {
+    /// `range` without surrounding SP / HTAB.
+    static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var start = range.lowerBound
+        var end = range.upperBound
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
+        while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 { end -= 1 }
+        return start..<end
+    }
+
+    /// Whether `bytes[range]` is `literal` (lower-case letters), ignoring letter case.
+    static func equalsIgnoringCase(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+        guard range.count == literal.utf8CodeUnitCount else { return false }
+        let expected = literal.utf8Start
+        for k in 0..<range.count {
+            let c = bytes[range.lowerBound + k]
+            let lowered = (c >= 0x41 && c <= 0x5A) ? c + 0x20 : c
+            if lowered != expected[k] { return false }
+        }
+        return true
+    }
+}
+
 /// The conditional and range fields of a request, gathered in one pass over its header fields.
 struct RequestConditions {
     var preconditions = Preconditions()
@@ -24,6 +48,92 @@ struct RequestConditions {
 
 /// `Accept-Encoding` negotiation (RFC 9110 §12.5.3), for gzip only.
 enum AcceptEncoding {
+    /// The same decision on the head's bytes; nil when a value is unusual (a q-value that is not a plain decimal),
+    /// for `acceptsGzip(_:)` to decide.
+    static func acceptsGzip(_ head: RawRequestHead) -> Bool? {
+        var gzipQ: Int?
+        var anyQ: Int?
+        var usual = true
+        head.forEachValue(.acceptEncoding) { value in
+            var start = 0
+            while usual, start <= value.count {
+                var end = start
+                while end < value.count, value[end] != UInt8(ascii: ",") { end += 1 }
+                if let (coding, q) = element(UnsafeBufferPointer(rebasing: value[start..<end])) {
+                    switch coding {
+                    case .gzip: gzipQ = max(gzipQ ?? 0, q)
+                    case .any: anyQ = q
+                    case .other: break
+                    case .unusual: usual = false
+                    }
+                }
+                start = end + 1
+            }
+        }
+        guard usual else { return nil }
+        if let gzipQ { return gzipQ > 0 }
+        if let anyQ { return anyQ > 0 }
+        return false
+    }
+
+    private enum Coding { case gzip, any, other, unusual }
+
+    /// One list element: its coding and its q-value in thousandths; nil for an empty element.
+    private static func element(_ bytes: UnsafeBufferPointer<UInt8>) -> (Coding, Int)? {
+        var end = 0
+        while end < bytes.count, bytes[end] != UInt8(ascii: ";") { end += 1 }
+        let name = ASCIIText.trimmed(bytes, 0..<end)
+        guard !name.isEmpty else { return end == bytes.count ? nil : (.other, 1000) }
+        let coding: Coding
+        if ASCIIText.equalsIgnoringCase(bytes, name, "gzip") || ASCIIText.equalsIgnoringCase(bytes, name, "x-gzip") {
+            coding = .gzip
+        } else if name.count == 1, bytes[name.lowerBound] == UInt8(ascii: "*") {
+            coding = .any
+        } else {
+            coding = .other
+        }
+        var q = 1000
+        var parameterStart = end + 1
+        while parameterStart <= bytes.count {
+            var parameterEnd = parameterStart
+            while parameterEnd < bytes.count, bytes[parameterEnd] != UInt8(ascii: ";") { parameterEnd += 1 }
+            let parameter = ASCIIText.trimmed(bytes, parameterStart..<min(parameterEnd, bytes.count))
+            if parameter.count >= 2, bytes[parameter.lowerBound] | 0x20 == UInt8(ascii: "q"), bytes[parameter.lowerBound + 1] == UInt8(ascii: "=") {
+                guard let value = qValue(bytes, (parameter.lowerBound + 2)..<parameter.upperBound) else { return (.unusual, 0) }
+                q = value
+            }
+            parameterStart = parameterEnd + 1
+        }
+        return (coding, q)
+    }
+
+    /// `1*DIGIT [ "." *DIGIT ]` in thousandths (enough to tell zero from not zero); nil for anything else.
+    private static func qValue(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
+        var i = range.lowerBound
+        var whole = 0
+        var digits = 0
+        while i < range.upperBound, bytes[i] &- 0x30 < 10 {
+            whole = min(whole * 10 + Int(bytes[i] &- 0x30), 1000)
+            digits += 1
+            i += 1
+        }
+        guard digits > 0 else { return nil }
+        var thousandths = whole * 1000
+        if i < range.upperBound {
+            guard bytes[i] == UInt8(ascii: ".") else { return nil }
+            i += 1
+            var scale = 100
+            while i < range.upperBound, bytes[i] &- 0x30 < 10 {
+                // Any non-zero digit makes the value non-zero, however far it is.
+                if bytes[i] != 0x30 { thousandths += max(1, Int(bytes[i] &- 0x30) * scale) }
+                scale /= 10
+                i += 1
+            }
+            guard i == range.upperBound else { return nil }
+        }
+        return min(thousandths, Int.max / 2)
+    }
+
     /// True when the client accepts gzip: listed with q > 0 (or `x-gzip`), or covered by `*` with q > 0.
     static func acceptsGzip(_ fields: HTTPFields) -> Bool {
         var gzipQ: Double?

@@ -24,17 +24,21 @@ final class EventLoop: @unchecked Sendable {
 
     /// Reused for every read on this loop (64 KiB), so an idle connection holds no buffer of its own.
     let readScratch: UnsafeMutableRawBufferPointer
-    /// Reused to assemble each response before its single write.
+    /// Lent to the connection that writes, so responses are assembled without a buffer per connection.
     var output: [UInt8] = []
+    /// What this loop's connections share (configuration, responder, budget, the Date line, stopping).
+    let environment: ConnectionEnvironment
+    /// The connections' deadlines.
+    var timers: TimerWheel
+    /// Descriptors whose deadline passed in this iteration (reused).
+    private var expired: [Int] = []
 
-    private(set) var nowMilliseconds: UInt64 = clinux_monotonic_ms()
+    /// The time of the current loop iteration.
+    private(set) var now = MonotonicTime(nanoseconds: clinux_monotonic_ns())
     private var dateSecond = -1
-    private(set) var dateLine: [UInt8] = []
 
     private(set) var stopping = false
     private var stopDeadline: UInt64 = 0
-    private var nextSweep: UInt64 = 0
-    private let sweepInterval: UInt64
 
     private static let listenerToken = UInt64.max
     private static let wakeToken = UInt64.max - 1
@@ -49,9 +53,9 @@ final class EventLoop: @unchecked Sendable {
         guard wakeFD >= 0 else { throw SystemError("eventfd") }
         readScratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
         output.reserveCapacity(16 * 1024)
-        let smallest = min(core.configuration.headerTimeoutMilliseconds, core.configuration.idleTimeoutMilliseconds,
-                           core.configuration.writeTimeoutMilliseconds)
-        sweepInterval = max(20, min(250, smallest / 4))
+        environment = ConnectionEnvironment(configuration: core.configuration, responder: core.responder, observer: core.observer,
+                                            budget: core.budget, loopIndex: index, dateLine: [])
+        timers = TimerWheel(now: clinux_monotonic_ms())
         guard listenFD < 0 || clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken) == 0,
               clinux_epoll_add(epollFD, wakeFD, CLINUX_EPOLLIN, Self.wakeToken) == 0 else {
             throw SystemError("epoll_ctl")
@@ -94,9 +98,8 @@ final class EventLoop: @unchecked Sendable {
         let events = UnsafeMutablePointer<clinux_event>.allocate(capacity: 256)
         defer { events.deallocate() }
         while true {
-            let timeout = Int32(clamping: sweepInterval)
-            let n = clinux_epoll_wait(epollFD, events, 256, timeout)
-            nowMilliseconds = clinux_monotonic_ms()
+            let n = clinux_epoll_wait(epollFD, events, 256, waitTimeout())
+            now = MonotonicTime(nanoseconds: clinux_monotonic_ns())
             refreshDate()
             if n > 0 {
                 for i in 0..<Int(n) {
@@ -109,17 +112,19 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             runJobs()
-            if nowMilliseconds >= nextSweep {
-                sweep()
-                nextSweep = nowMilliseconds + sweepInterval
+            let milliseconds = now.milliseconds
+            timers.expire(now: milliseconds, into: &expired)
+            if !expired.isEmpty {
+                for fd in expired where fd < connections.count { connections[fd]?.deadlinePassed() }
+                expired.removeAll(keepingCapacity: true)
             }
-            if listenerPausedUntil != 0, nowMilliseconds >= listenerPausedUntil, listenFD >= 0 {
+            if listenerPausedUntil != 0, milliseconds >= listenerPausedUntil, listenFD >= 0 {
                 listenerPausedUntil = 0
                 _ = clinux_epoll_add(epollFD, listenFD, CLINUX_EPOLLIN, Self.listenerToken)
             }
             if stopping {
                 if connectionCount == 0 { break }
-                if nowMilliseconds >= stopDeadline {
+                if milliseconds >= stopDeadline {
                     closeAll()
                     break
                 }
@@ -136,11 +141,20 @@ final class EventLoop: @unchecked Sendable {
         for job in last { job() }
     }
 
+    /// Until the next deadline, the end of a pause in accepting, or the end of the stop's grace period; -1: none.
+    private func waitTimeout() -> Int32 {
+        let milliseconds = clinux_monotonic_ms()
+        var wait = timers.millisecondsUntilNext(now: milliseconds) ?? UInt64.max
+        if listenerPausedUntil != 0 { wait = min(wait, listenerPausedUntil > milliseconds ? listenerPausedUntil - milliseconds : 0) }
+        if stopping { wait = min(wait, stopDeadline > milliseconds ? stopDeadline - milliseconds : 0) }
+        return wait == UInt64.max ? -1 : Int32(clamping: wait)
+    }
+
     private func refreshDate() {
         let second = time(nil)
         if second != dateSecond {
             dateSecond = second
-            dateLine = Array("Date: \(HTTPDate.format(Int64(second)))\r\n".utf8)
+            environment.dateLine = ConnectionEnvironment.dateLine(forSecond: Int64(second))
         }
     }
 
@@ -186,7 +200,7 @@ final class EventLoop: @unchecked Sendable {
                     // Out of descriptors or memory: the pending connection stays queued, and the listener would
                     // wake this loop again at once. Stop listening for a moment instead of spinning.
                     _ = clinux_epoll_del(epollFD, listenFD)
-                    listenerPausedUntil = nowMilliseconds + 100
+                    listenerPausedUntil = now.milliseconds + 100
                 }
                 // EAGAIN: none left.
                 return
@@ -227,14 +241,18 @@ final class EventLoop: @unchecked Sendable {
         connection.start()
     }
 
-    /// Changes what epoll reports for a connection.
-    func setInterest(_ connection: Connection, _ events: UInt32) {
+    /// Changes what epoll reports for a connection (`detached`: nothing at all, hang-ups included).
+    func watch(_ connection: Connection, _ interest: Interest) {
+        let events: UInt32
+        switch interest {
+        case .none: events = 0
+        case .read: events = CLINUX_EPOLLIN
+        case .write: events = CLINUX_EPOLLOUT
+        case .detached:
+            _ = clinux_epoll_del(epollFD, connection.fd)
+            return
+        }
         _ = clinux_epoll_mod(epollFD, connection.fd, events, connection.token)
-    }
-
-    /// Stops reporting events for a connection that stays open a little longer.
-    func ignore(_ connection: Connection) {
-        _ = clinux_epoll_del(epollFD, connection.fd)
     }
 
     /// Forgets a closed connection.
@@ -247,20 +265,14 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func sweep() {
-        let now = nowMilliseconds
-        for case let connection? in connections where connection.deadline != 0 && connection.deadline <= now {
-            connection.deadlinePassed()
-        }
-    }
-
     // MARK: - Shutdown
 
     /// Stops accepting; idle connections close now, busy ones after their current response.
     func beginStop(graceMilliseconds: UInt64) {
         guard !stopping else { return }
         stopping = true
-        stopDeadline = nowMilliseconds + graceMilliseconds
+        environment.stopping = true
+        stopDeadline = now.milliseconds + graceMilliseconds
         if listenFD >= 0 {
             _ = clinux_epoll_del(epollFD, listenFD)
             close(listenFD)
@@ -270,6 +282,6 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func closeAll() {
-        for case let connection? in connections { connection.close() }
+        for case let connection? in connections { connection.forceClose() }
     }
 }
