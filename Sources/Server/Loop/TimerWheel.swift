@@ -4,11 +4,11 @@
 /// later — what every answered request does to its connection's idle deadline — costs one store: the entry
 /// stays in the earlier slot and moves when that slot comes round. The loop's `epoll_wait` timeout is the time
 /// to the earliest occupied slot; no loop ever sweeps over all its connections.
-struct TimerWheel {
+package struct TimerWheel {
     /// Milliseconds per slot.
-    static let resolution: UInt64 = 8
+    package static let resolution: UInt64 = 8
     /// Slots in one revolution (8,192 × 8 ms ≈ 65 s); later deadlines wait for their revolution in their slot.
-    static let slotCount = 8192
+    package static let slotCount = 8192
 
     private var heads = [Int32](repeating: -1, count: TimerWheel.slotCount)
     // Per descriptor.
@@ -23,16 +23,16 @@ struct TimerWheel {
     /// No entry is linked at a tick before this one (`UInt64.max`: none at all).
     private var earliest = UInt64.max
     /// Linked entries.
-    private(set) var count = 0
+    package private(set) var count = 0
     /// The keys of the slot being expired (reused).
     private var firing: [Int32] = []
 
-    init(now: UInt64) {
+    package init(now: UInt64) {
         cursor = now / Self.resolution
     }
 
     /// Arms (or moves) the deadline of `key` to `deadline` milliseconds; 0 cancels it.
-    mutating func schedule(_ key: Int, at deadline: UInt64) {
+    package mutating func schedule(_ key: Int, at deadline: UInt64) {
         if key >= due.count {
             if deadline == 0 { return }
             grow(to: key + 1)
@@ -49,10 +49,10 @@ struct TimerWheel {
     }
 
     /// The deadline armed for `key` (0: none).
-    func deadline(of key: Int) -> UInt64 { key < due.count ? due[key] : 0 }
+    package func deadline(of key: Int) -> UInt64 { key < due.count ? due[key] : 0 }
 
     /// Milliseconds from `now` until the earliest occupied slot, or nil when nothing is armed.
-    func millisecondsUntilNext(now: UInt64) -> UInt64? {
+    package func millisecondsUntilNext(now: UInt64) -> UInt64? {
         guard earliest != .max else { return nil }
         let at = earliest * Self.resolution
         return at > now ? at - now : 0
@@ -60,7 +60,7 @@ struct TimerWheel {
 
     /// Appends to `due` every key whose deadline is at or before `now`, and clears those deadlines (the caller
     /// then tells each key's owner, which may arm a deadline again).
-    mutating func expire(now: UInt64, into expired: inout [Int]) {
+    package mutating func expire(now: UInt64, into expired: inout [Int]) {
         let nowTick = now / Self.resolution
         guard nowTick >= cursor else { return }
         guard earliest <= nowTick else { cursor = nowTick + 1; return }
