@@ -7,6 +7,11 @@ let package = Package(
     products: [
         .executable(name: "depot", targets: ["depot"]),
         .library(name: "DepotClient", targets: ["DepotClient", "DepotWire"]),
+        // What the fuzz targets (Tests/Fuzz, a package of its own) link against.
+        .library(name: "HTTP", targets: ["HTTP"]),
+        .library(name: "DepotCore", targets: ["DepotCore"]),
+        .library(name: "DepotCrypto", targets: ["DepotCrypto"]),
+        .library(name: "AppStore", targets: ["AppStore"]),
     ],
     targets: [
         // C faces: module maps and one shim header each, nothing else.
