@@ -249,5 +249,25 @@ extension ServerTests {
             #expect(!String(decoding: bytes, as: UTF8.self).contains("200 OK"))
             await server.stop()
         }
+
+        // Issue 12 item 7: a body that trickles is cut, not held for as long as it keeps trickling.
+        @Test("a body slower than the minimum rate is cut with 408 and the connection closed")
+        func trickledBody() async throws {
+            let server = try TestServer(idleTimeout: 30_000, bodyMinimumRate: 1000, bodyRateWindow: 300)
+            let connection = try server.connect()
+            connection.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 10000\r\n\r\n")
+            var answer: [UInt8] = []
+            let started = Date()
+            // 10 bytes every 50 ms: 200 bytes a second against a minimum of 1,000.
+            while answer.isEmpty, Date().timeIntervalSince(started) < 10 {
+                connection.send(patternBytes(10))
+                answer = connection.readSome(timeout: 0.05) ?? []
+            }
+            let text = String(decoding: answer, as: UTF8.self)
+            #expect(text.hasPrefix("HTTP/1.1 408 Request Timeout\r\n"), "\(text.prefix(60))")
+            #expect(Date().timeIntervalSince(started) < 5)
+            #expect(connection.isClosedByPeer(timeout: 5))
+            await server.stop()
+        }
     }
 }

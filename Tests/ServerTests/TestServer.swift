@@ -22,7 +22,7 @@ final class TestServer: @unchecked Sendable {
     init(headerTimeout: UInt64 = 1000, idleTimeout: UInt64 = 1000, writeTimeout: UInt64 = 1000,
          bodyTimeout: UInt64? = nil, loops: Int = 2, limits: HTTPLimits = HTTPLimits(),
          fileBytes: [UInt8] = patternBytes(100_000), sparseFileSize: Int64? = nil,
-         echoLimit: Int = 64 * 1024, shutdownGrace: UInt64 = 5000,
+         echoLimit: Int = 64 * 1024, shutdownGrace: UInt64 = 5000, bodyMinimumRate: Int = 1024, bodyRateWindow: UInt64 = 10_000,
          makeSink: @escaping @Sendable () -> CountingSink = { CountingSink() }) throws {
         directory = TemporaryDirectory("server-tests")
         let path = directory.path + "/file.bin"
@@ -38,7 +38,8 @@ final class TestServer: @unchecked Sendable {
         let configuration = ServerConfiguration(
             host: "127.0.0.1", port: 0, loopCount: loops, limits: limits, serverName: "depot", headerTimeoutMilliseconds: headerTimeout,
             idleTimeoutMilliseconds: idleTimeout, writeTimeoutMilliseconds: writeTimeout,
-            bodyTimeoutMilliseconds: bodyTimeout, shutdownGraceMilliseconds: shutdownGrace)
+            bodyTimeoutMilliseconds: bodyTimeout, shutdownGraceMilliseconds: shutdownGrace,
+            bodyMinimumBytesPerSecond: bodyMinimumRate, bodyRateWindowMilliseconds: bodyRateWindow)
         server = try HTTPServer(configuration: configuration, responder: responder)
     }
 
