@@ -151,6 +151,9 @@ static inline void clinux_keep_large_allocations_in_heap(int bytes) {
     mallopt(M_MMAP_THRESHOLD, bytes);
     mallopt(M_TRIM_THRESHOLD, bytes * 2);
 }
+/* Serves allocations of at least `bytes` with their own mappings, always (a fixed threshold: glibc otherwise
+   raises it after each free, and large freed buffers then stay in the heap). */
+static inline void clinux_map_large_allocations(int bytes) { (void)mallopt(M_MMAP_THRESHOLD, bytes); }
 /* Returns the free pages of every malloc arena to the system (after a peak of buffered request bodies). */
 static inline void clinux_release_free_memory(void) { (void)malloc_trim(0); }
 #endif

@@ -52,6 +52,7 @@ public final class HTTPServer: Sendable {
         signal(SIGPIPE, SIG_IGN)
         // Connections and cached files are descriptors: use all the process may have.
         HTTPServer.raiseDescriptorLimit()
+        MemoryRelease.largeBuffersMapped
         // One listening socket, accepted on loop 0, which hands the connections out round-robin: every loop
         // gets its share whatever the client's ports hash to (SO_REUSEPORT's hashing can put 6 of 8
         // connections on one loop), and a port another server listens on is refused.

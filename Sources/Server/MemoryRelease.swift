@@ -10,6 +10,11 @@ enum MemoryRelease {
     /// How many times memory was returned (tests).
     static let releases = Atomic<Int>(0)
 
+    /// Buffers of 256 KiB and more (large request bodies) get mappings of their own, returned to the system as
+    /// soon as they are freed. glibc's default threshold rises after every such free, after which 1 MiB bodies
+    /// would be carved from the heap and stay resident when freed. Set once per process, by the first server.
+    static let largeBuffersMapped: Void = clinux_map_large_allocations(256 * 1024)
+
     static func returnFreeMemorySoon() {
         guard !pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // A short delay lets the rest of a wave of closing connections free their buffers first.

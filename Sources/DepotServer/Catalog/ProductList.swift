@@ -1,3 +1,4 @@
+import Glibc
 import DepotCore
 import DepotCrypto
 import HTTP
@@ -110,7 +111,10 @@ final class ProductList: Sendable {
         case 1:
             // RFC 9110 §13.1.2: an identical tag matches under the weak comparison; with no If-Match or
             // If-Unmodified-Since before it, nothing else decides first. Any other value needs the list parsed.
-            guard let value = head.value(.ifNoneMatch), value.elementsEqual(variant.etagBytes) else { return nil }
+            guard let value = head.value(.ifNoneMatch), value.count == variant.etagBytes.count,
+                  variant.etagBytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, value.baseAddress!, value.count) == 0 }) else {
+                return nil
+            }
             return variant.notModified
         default:
             return nil

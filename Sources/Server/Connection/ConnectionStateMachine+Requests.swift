@@ -1,3 +1,4 @@
+import Glibc
 import HTTP
 
 /// Requests: parsing, asking the responder, bodies, queueing answers in order.
@@ -77,8 +78,8 @@ extension ConnectionStateMachine {
     private mutating func target(of raw: RawRequestHead) -> String {
         guard environment.observer != nil else { return "" }
         let bytes = raw.targetBytes
-        if !raw.targetHasImpliedSlash,
-           lastTarget.utf8.withContiguousStorageIfAvailable({ $0.elementsEqual(bytes) }) == true {
+        if !raw.targetHasImpliedSlash, lastTarget.utf8.count == bytes.count,
+           lastTarget.utf8.withContiguousStorageIfAvailable({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) == true {
             return lastTarget
         }
         lastTarget = raw.makeTarget()
