@@ -91,7 +91,8 @@ public final class DepotApp: Sendable {
             host: configuration.host, port: configuration.port, loopCount: loops, serverName: "depot",
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
             idleTimeoutMilliseconds: UInt64(configuration.idleTimeout * 1000),
-            writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000))
+            writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000),
+            bodyBudgetBytes: configuration.bodyBudget << 20, bodyMinimumBytesPerSecond: configuration.bodyMinimumRate)
         let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog.isOn ? logger : nil)
         let server: HTTPServer
         do {

@@ -22,7 +22,15 @@ import Testing
         Row(error: RoutingFailure.methodNotAllowed(allow: "GET, HEAD"), status: 405, code: "method_not_allowed", headers: ["Allow": "GET, HEAD"]),
         Row(error: RoutingFailure.malformedPath, status: 400, code: "bad_request"),
         Row(error: RoutingFailure.unexpected("x"), status: 500, code: "internal_error"),
-        Row(error: ProtocolFailure(status: 431, code: "headers_too_large", message: "m"), status: 431, code: "headers_too_large"),
+        Row(error: ProtocolError(.badRequest("m")), status: 400, code: "bad_request"),
+        Row(error: ProtocolError(.uriTooLong), status: 414, code: "uri_too_long"),
+        Row(error: ProtocolError(.headersTooLarge), status: 431, code: "headers_too_large"),
+        Row(error: ProtocolError(.versionNotSupported), status: 505, code: "version_not_supported"),
+        Row(error: ProtocolError(.notImplemented("gzip")), status: 501, code: "not_implemented"),
+        Row(error: ProtocolError.malformedChunkedBody, status: 400, code: "bad_request"),
+        Row(error: ProtocolError.bodyTooLarge(limit: 9), status: 413, code: "too_large"),
+        Row(error: ProtocolError.bodyTooSlow, status: 408, code: "request_timeout"),
+        Row(error: ProtocolError.overloaded(retryAfterSeconds: 2), status: 503, code: "unavailable", headers: ["Retry-After": "2"]),
         Row(error: CatalogFailure.notLoaded, status: 503, code: "catalog_unavailable"),
         Row(error: TokenRejection.missing, status: 401, code: "token_missing", headers: ["WWW-Authenticate": "Bearer"]),
         Row(error: TokenRejection.invalid, status: 401, code: "token_invalid", headers: ["WWW-Authenticate": "Bearer error=\"invalid_token\""]),
@@ -109,9 +117,10 @@ import Testing
 
     /// The engine's protocol errors come through the responder in Depot's shape, counted as `error`.
     @Test func protocolErrorsTakeDepotsShape() throws {
-        let response = ProtocolFailure(status: 413, code: "too_large", message: "Too large.").answer.response(.error)
+        let response = ProtocolError.bodyTooLarge(limit: 9).answer.response(.error)
         #expect(response.route == "error")
         guard case .bytes(let bytes) = response.body else { Issue.record("no body"); return }
-        #expect(String(decoding: bytes, as: UTF8.self) == "{\"error\": {\"code\": \"too_large\", \"message\": \"Too large.\"}}\n")
+        #expect(String(decoding: bytes, as: UTF8.self)
+            == "{\"error\": {\"code\": \"too_large\", \"message\": \"The request body is larger than 9 bytes.\"}}\n")
     }
 }

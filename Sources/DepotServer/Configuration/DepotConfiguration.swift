@@ -55,6 +55,14 @@ public struct DepotConfiguration: ParsableOptions {
     public var idleTimeout: Double = 60
     @Setting("write-timeout", .seconds, help: "seconds a response may make no progress")
     public var writeTimeout: Double = 60
+    @Setting("body-budget", .integer(in: 1...1_048_576),
+             help: "MiB of request bodies buffered at once over all connections; a request that would pass it gets `503` with `Retry-After` before its body is read",
+             valueName: "MIB")
+    public var bodyBudget = 64
+    @Setting("body-min-rate", .integer(in: 0...(1 << 30)),
+             help: "slowest a request body may arrive, bytes per second over each 10 s; slower is cut with `408`; `0` is no minimum",
+             valueName: "BYTES")
+    public var bodyMinimumRate = 1024
     @Setting("loops", .integer(in: 0...256), help: "event-loop threads; `0` is one per core")
     public var loops = 0
 

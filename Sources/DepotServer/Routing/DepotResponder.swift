@@ -53,18 +53,8 @@ final class DepotResponder: Responder {
         }
     }
 
-    /// The engine's refusals in the API's error shape (spec §4).
+    /// The engine's refusals in the API's error shape (the error map words them), counted as `error`.
     func errorResponse(for error: ProtocolError) -> Response {
-        let code = switch error.kind {
-        case .malformed: "bad_request"
-        case .requestLineTooLong: "uri_too_long"
-        case .headersTooLarge: "headers_too_large"
-        case .versionNotSupported: "version_not_supported"
-        case .notImplemented: "not_implemented"
-        case .bodyTooLarge: "too_large"
-        case .bodyTooSlow: "request_timeout"
-        case .overloaded: "unavailable"
-        }
-        return ProtocolFailure(status: error.status, code: code, message: error.message).answer.response(.error)
+        error.answer.response(.error)
     }
 }

@@ -1,6 +1,7 @@
 import DepotCore
 import DepotWire
 import HTTP
+import Server
 
 /// A domain error with an HTTP answer. Every conformance is in this file: it is the one place where an error
 /// becomes a status, a code, a message, extra body fields and header fields.
@@ -40,8 +41,21 @@ extension RoutingFailure: AnswerableError {
     }
 }
 
-extension ProtocolFailure: AnswerableError {
-    var answer: APIError { ErrorMap.answer(status, code, message) }
+/// The engine's own refusals (spec §4, §7): its status and sentence, Depot's code.
+extension ProtocolError: AnswerableError {
+    var answer: APIError {
+        let code = switch kind {
+        case .malformed: "bad_request"
+        case .requestLineTooLong: "uri_too_long"
+        case .headersTooLarge: "headers_too_large"
+        case .versionNotSupported: "version_not_supported"
+        case .notImplemented: "not_implemented"
+        case .bodyTooLarge: "too_large"
+        case .bodyTooSlow: "request_timeout"
+        case .overloaded: "unavailable"
+        }
+        return ErrorMap.answer(status, code, message, retryAfter: retryAfterSeconds)
+    }
 }
 
 extension CatalogFailure: AnswerableError {

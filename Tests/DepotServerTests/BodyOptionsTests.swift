@@ -1,0 +1,61 @@
+import DepotTestSupport
+import Foundation
+import Testing
+
+/// `--body-budget` and `--body-min-rate` (and their `DEPOT_*` variables) reach the engine of a `depot serve`
+/// child: a 1 MiB budget refuses a second large body with `503` before reading it, and a high minimum rate cuts
+/// a body that the default rate would let through.
+@Suite("Body budget and minimum rate options")
+struct BodyOptionsTests {
+    @Test func budgetAndRateComeFromTheOptions() async throws {
+        let tree = TemporaryDirectory("body-options")
+        try TestDepot.copySample(into: tree.path)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
+        process.arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "60", "--body-budget", "1",
+                             "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", "--data", tree.path + "/var"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DEPOT_BODY_MIN_RATE"] = "100000"
+        process.environment = environment
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { process.terminate(); process.waitUntilExit() }
+        var line = ""
+        while !line.contains("\n"), let data = try out.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+            line += String(decoding: data, as: UTF8.self)
+        }
+        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""))
+
+        let head = "POST /v1/receipts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 700000\r\n\r\n"
+        let (second, first, firstSeconds) = try await OffPool.run { () throws -> (RawResponse, String, Double) in
+            // The first body is admitted (700,000 of the 1 MiB budget) and trickles at about 20 KiB/s: faster
+            // than the default minimum rate (1,024 B/s), far slower than the 100,000 B/s asked for here.
+            let started = Date()
+            let first = try RawHTTPConnection(port: port)
+            first.send(head)
+            first.send(Array(repeating: UInt8(ascii: " "), count: 2048))
+            // The second does not fit beside it.
+            let second = try RawHTTPConnection(port: port)
+            second.send(head)
+            let refused = try second.readResponse(timeout: 10)
+            var answer: [UInt8] = []
+            while answer.isEmpty, Date().timeIntervalSince(started) < 30 {
+                if let piece = first.readSome(timeout: 0.1), !piece.isEmpty {
+                    answer = piece + first.readUntilClose(timeout: 5).bytes
+                } else {
+                    first.send(Array(repeating: UInt8(ascii: " "), count: 2048))
+                }
+            }
+            return (refused, String(decoding: answer, as: UTF8.self), Date().timeIntervalSince(started))
+        }
+        #expect(second.status == 503)
+        #expect(second.header("retry-after") != nil)
+        #expect(String(decoding: second.body, as: UTF8.self).contains("\"unavailable\""))
+        #expect(first.hasPrefix("HTTP/1.1 408 "), "\(first.prefix(200))")
+        #expect(first.contains("\"request_timeout\""))
+        // Cut at the end of the first rate window (10 s), not when the body was complete (35 s).
+        #expect(firstSeconds < 25, "cut after \(firstSeconds) s")
+    }
+}
