@@ -10,20 +10,15 @@ struct BodyOptionsTests {
     @Test func budgetAndRateComeFromTheOptions() async throws {
         let tree = TemporaryDirectory("body-options")
         try TestDepot.copySample(into: tree.path)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-        process.arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "60", "--body-budget", "1",
-                             "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", "--data", tree.path + "/var"]
         var environment = ProcessInfo.processInfo.environment
         environment["DEPOT_BODY_MIN_RATE"] = "100000"
-        process.environment = environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "60", "--body-budget", "1",
+                         "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", "--data", tree.path + "/var"]
+        let child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments, environment: environment)
+        // Killed, not stopped: nothing of it is checked after the test, and the reap is then immediate.
+        defer { child.send(SIGKILL); child.waitForExit() }
         var line = ""
-        while !line.contains("\n"), let data = try out.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+        while !line.contains("\n"), let data = try child.output.read(upToCount: 1), !data.isEmpty {
             line += String(decoding: data, as: UTF8.self)
         }
         let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""))

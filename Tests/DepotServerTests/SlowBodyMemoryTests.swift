@@ -25,22 +25,18 @@ struct SlowBodyMemoryTests {
         }
         let tree = TemporaryDirectory("slow-bodies")
         try TestDepot.copySample(into: tree.path)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
         // A body that makes no progress for the idle timeout (4 s here) is cut with 408.
-        process.arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "4", "--catalog", tree.path + "/catalog",
-                             "--content", tree.path + "/content", "--data", tree.path + "/var"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "4", "--catalog", tree.path + "/catalog",
+                         "--content", tree.path + "/content", "--data", tree.path + "/var"]
+        let child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments)
+        // Killed, not stopped: nothing of it is checked after the test, and the reap is then immediate.
+        defer { child.send(SIGKILL); child.waitForExit() }
         var line = ""
-        while !line.contains("\n"), let data = try out.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+        while !line.contains("\n"), let data = try child.output.read(upToCount: 1), !data.isEmpty {
             line += String(decoding: data, as: UTF8.self)
         }
         let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""))
-        let pid = process.processIdentifier
+        let pid = child.pid
 
         let declared = 1 << 20
         let head = "POST /v1/receipts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: \(declared)\r\n\r\n"
