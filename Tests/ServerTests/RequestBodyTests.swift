@@ -18,18 +18,22 @@ func chunkedBody(_ bytes: [UInt8], chunkSize: Int) -> [UInt8] {
     return out + Array("0\r\nX-Trailer: t\r\n\r\n".utf8)
 }
 
-/// Sends `bytes` from another thread (the server may not read them all before it answers).
+/// Sends `bytes` from a thread of its own (the server may not read them all before it answers). Not
+/// `DispatchQueue.global()`: on a loaded machine its few workers are busy with other tests' tasks, and the
+/// send started seconds late, after the server's 1 s header timeout.
 func sendInBackground(_ connection: RawHTTPConnection, _ bytes: [UInt8], pieceSize: Int = 64 * 1024) -> DispatchGroup {
     let group = DispatchGroup()
     nonisolated(unsafe) let connection = connection
-    DispatchQueue.global().async(group: group) {
+    group.enter()
+    Thread {
         var offset = 0
         while offset < bytes.count {
             let end = min(bytes.count, offset + pieceSize)
             if !connection.send(Array(bytes[offset..<end])) { break }
             offset = end
         }
-    }
+        group.leave()
+    }.start()
     return group
 }
 
@@ -185,10 +189,10 @@ extension ServerTests {
             let server = try TestServer(makeSink: { CountingSink(delayNanoseconds: 1_000_000) })
             let size = 1024 * 1024 + 17
             let body = patternBytes(size)
-            let connection = try server.connect()
             let head = chunked ? "Transfer-Encoding: chunked" : "Content-Length: \(size)"
             let wire = Array("POST /stream HTTP/1.1\r\nHost: t\r\n\(head)\r\n\r\n".utf8)
                 + (chunked ? chunkedBody(body, chunkSize: 10_000) : body)
+            let connection = try server.connect()
             let sending = sendInBackground(connection, wire)
             let response = try connection.readResponse(timeout: 20)
             sending.wait()
@@ -207,10 +211,12 @@ extension ServerTests {
         @Test("a sink that refuses the body: its response is sent, the sink is aborted, the connection closes")
         func sinkRefuses() async throws {
             let server = try TestServer(makeSink: { CountingSink(failAfter: 1) })
-            let connection = try server.connect()
             let size = 1024 * 1024
-            let sending = sendInBackground(connection, Array("POST /stream HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n".utf8)
-                + patternBytes(size))
+            // Built before connecting: in a debug build on a loaded machine, making 1 MiB takes seconds, longer than
+            // the 1 s header timeout.
+            let request = Array("POST /stream HTTP/1.1\r\nHost: t\r\nContent-Length: \(size)\r\n\r\n".utf8) + patternBytes(size)
+            let connection = try server.connect()
+            let sending = sendInBackground(connection, request)
             let response = try connection.readResponse()
             #expect(response.status == 422)
             #expect(response.closes)
