@@ -86,6 +86,8 @@ public final class SimulatedAppStore: Sendable {
     /// The simulated App Store Server API: its transactions, receipts, notifications and keys.
     public let serverAPI: SimulatedServerAPI
 
+    /// `http://HOST:PORT`.
+    public var baseURL: URL { URL(string: "http://\(server.address)")! }
     public var productionURL: URL { URL(string: "http://\(server.address)/verifyReceipt")! }
     public var sandboxURL: URL { URL(string: "http://\(server.address)/sandbox/verifyReceipt")! }
     /// The Server API's production base URL (`--apple-api-url`).
@@ -93,11 +95,12 @@ public final class SimulatedAppStore: Sendable {
     /// The Server API's sandbox base URL (`--apple-api-sandbox-url`).
     public var apiSandboxURL: URL { URL(string: "http://\(server.address)/sandbox")! }
 
-    /// Starts the store on a free loopback port. The Server API signs with `pki` (by default a fresh
-    /// one valid from two years before `now()` to ten years after), puts `appAppleID` into its
+    /// Starts the store on `host`:`port` (by default a free loopback port). The Server API signs with `pki` (by
+    /// default a fresh one valid from two years before `now()` to ten years after), puts `appAppleID` into its
     /// Production data, and reads time from `now` (token checks, dates of what it records).
     public init(bundleID: String, sharedSecret: String? = nil, responseDelay: Double = 0, appAppleID: Int64 = 1_234_567_890,
-                pki: TestPKI? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+                pki: TestPKI? = nil, host: String = "127.0.0.1", port: Int = 0,
+                now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.bundleID = bundleID
         self.sharedSecret = sharedSecret
         self.responseDelay = responseDelay
@@ -107,7 +110,7 @@ public final class SimulatedAppStore: Sendable {
         serverAPI = try SimulatedServerAPI(bundleID: bundleID, appAppleID: appAppleID, pki: signingPKI,
                                            responseDelay: responseDelay, now: now)
         let responder = SimulatedAppStoreResponder()
-        server = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: 0, loopCount: 1), responder: responder)
+        server = try HTTPServer(configuration: ServerConfiguration(host: host, port: port, loopCount: 1), responder: responder)
         responder.store.withLock { $0 = self }
     }
 
@@ -263,8 +266,8 @@ public final class SimulatedAppStore: Sendable {
         return object
     }
 
-    static func json(_ object: [String: Any]) -> Response {
+    static func json(_ object: [String: Any], status: Int = 200) -> Response {
         let data = (try? JSONSerialization.data(withJSONObject: object)) ?? Data("{}".utf8)
-        return Response(status: 200, headers: ["Content-Type": "application/json"], body: .bytes([UInt8](data)))
+        return Response(status: status, headers: ["Content-Type": "application/json"], body: .bytes([UInt8](data)))
     }
 }

@@ -2,8 +2,8 @@ import HTTP
 import Server
 import Synchronization
 
-/// Routes `POST /verifyReceipt` and `POST /sandbox/verifyReceipt` to the store's `verifyReceipt`, and
-/// `/inApps/...` and `/sandbox/inApps/...` to its Server API.
+/// Routes `POST /verifyReceipt` and `POST /sandbox/verifyReceipt` to the store's `verifyReceipt`,
+/// `/inApps/...` and `/sandbox/inApps/...` to its Server API, and `/simulator/v1/...` to purchases on demand.
 final class SimulatedAppStoreResponder: Responder {
     let store = Mutex<SimulatedAppStore?>(nil)
 
@@ -21,6 +21,11 @@ final class SimulatedAppStoreResponder: Responder {
                                                  authorization: authorization, body: body)
                 }
             }
+        }
+        if target.path.hasPrefix(SimulatedAppStore.mintingPrefix) {
+            let name = String(target.path.dropFirst(SimulatedAppStore.mintingPrefix.count))
+            guard head.method == .post else { return .reply(.response(Response(status: 405, headers: ["Allow": "POST"]))) }
+            return .collectBody(limit: 64 << 10) { body in .response(store.mint(path: name, body: body)) }
         }
         let sandbox: Bool
         if head.pathIs("/verifyReceipt") { sandbox = false } else if head.pathIs("/sandbox/verifyReceipt") { sandbox = true } else {

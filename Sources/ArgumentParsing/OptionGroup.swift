@@ -27,6 +27,10 @@ public struct OptionGroup<Group: ParsableOptions>: Sendable, OptionContainer {
         return ParsedValues.$current.withValue(current.restricted(to: names)) { Group() }
     }
 
+    var changedSettings: [SettingValue] {
+        wrappedValue.changedSettings.filter { names?.contains($0.declaration.name) ?? true }
+    }
+
     var declarations: [OptionDeclaration] {
         let all = Group.declarations
         guard let names else { return all }

@@ -10,6 +10,12 @@ extension ParsableOptions {
     /// Every option this type declares, in declaration order.
     public static var declarations: [OptionDeclaration] { OptionInventory(of: Self.self).declarations }
 
+    /// The settings whose values differ from their defaults, in declaration order, each with its value as its
+    /// flag would take it (`depot deploy systemd` writes a `depot serve` command from them).
+    public var changedSettings: [SettingValue] {
+        Mirror(reflecting: self).children.flatMap { ($0.value as? any OptionContainer)?.changedSettings ?? [] }
+    }
+
     /// The `--help` name of the positional arguments, or nil when the type takes none.
     public static var positionalName: String? { OptionInventory(of: Self.self).positionalName }
 

@@ -14,12 +14,17 @@ public struct Setting<Value: Sendable>: Sendable, OptionContainer {
     public var wrappedValue: Value
     /// Name, variable, help, parser and default, for the parser, `--help` and the README.
     public let declaration: OptionDeclaration
+    /// The value as text (what the flag would take), and the default's.
+    private let format: @Sendable (Value) -> String
+    private let defaultText: String
 
     /// A setting with an explicit parser.
     public init(wrappedValue: Value, _ name: String, _ parser: OptionParser<Value>, help: String, valueName: String? = nil,
                 defaultText: String? = nil) {
         declaration = OptionDeclaration(name: name, readsEnvironment: true, help: help, valueName: valueName, parser: parser,
                                         defaultValue: wrappedValue, defaultText: defaultText, isRequired: false)
+        format = { parser.format($0) }
+        self.defaultText = parser.format(wrappedValue)
         self.wrappedValue = ParsedValues.value(for: name, as: Value.self) ?? wrappedValue
     }
 
@@ -43,4 +48,15 @@ public struct Setting<Value: Sendable>: Sendable, OptionContainer {
     }
 
     var declarations: [OptionDeclaration] { [declaration] }
+
+    var changedSettings: [SettingValue] {
+        let text = format(wrappedValue)
+        return text == defaultText ? [] : [SettingValue(declaration: declaration, text: text)]
+    }
+}
+
+/// A setting whose value is not its default: the declaration and the value as its flag would take it.
+public struct SettingValue: Sendable {
+    public let declaration: OptionDeclaration
+    public let text: String
 }

@@ -12,18 +12,17 @@ public import FoundationNetworking
 /// let depot = DepotClient(baseURL: URL(string: "http://127.0.0.1:8080")!)
 ///
 /// // 1. What is on sale (cached on disk, revalidated with If-None-Match / If-Modified-Since).
-/// let ids = try await depot.productIDs()          // ids.list, ids.isFromCache
+/// let ids = try await depot.productIDs()          // ids.list, ids.source
 ///
-/// // 2. After a StoreKit purchase: validate on the server, get download tokens.
-/// let unlock = try await depot.unlock(receipt: receiptData, account: userID)
+/// // 2. After a StoreKit purchase: validate on the server, get download tokens (receipt bytes or base64 text).
+/// let unlocked = try await depot.unlock(receipt: receiptData, account: userID)
 /// // On DepotClientError.retryLater: keep the transaction unfinished and try again later.
 ///
 /// // 3. Download the pack, resumable across launches.
-/// guard let entitlement = unlock.entitlements.first else { return }
+/// guard let entitlement = unlocked.entitlement(forPack: "level2") else { return }
 /// let downloader = depot.downloader(for: entitlement, to: packsDirectory.appendingPathComponent("level2"),
 ///                                   renewToken: { try await depot.unlock(receipt: receiptData).token(forPack: "level2") })
-/// Task { for await event in downloader.events { print(event) } }
-/// let outcome = try await downloader.start()       // .completed(manifest) or .paused
+/// for try await event in downloader.download() { print(event) }   // ends once every file is verified
 /// ```
 public struct DepotClient: Sendable {
     /// The server, e.g. `http://127.0.0.1:8080`; paths such as `/v1/receipts` are resolved against it.

@@ -1,5 +1,8 @@
 import DepotWire
 public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// Everything that can go wrong talking to a Depot server or downloading a pack.
 ///
@@ -64,7 +67,7 @@ public enum DepotClientError: Error, Sendable, CustomStringConvertible {
         case .revoked: return "purchase revoked"
         case .notFound(let code, let message): return "not found" + Self.detail(code, message)
         case .server(let status, let code, let message): return "server error \(status)" + Self.detail(code, message)
-        case .transport(let error): return "network error: \(error.localizedDescription)"
+        case .transport(let error): return "network error: \(Self.describe(error))"
         case .invalidResponse(let why): return "invalid response: \(why)"
         case .insufficientSpace(let required, let available):
             return "insufficient space: \(required) bytes needed, \(available) available"
@@ -75,6 +78,16 @@ public enum DepotClientError: Error, Sendable, CustomStringConvertible {
         case .hashUnavailable(let why): return "SHA-256 unavailable: \(why)"
         case .cancelled: return "download cancelled"
         }
+    }
+
+    /// What a network failure was, in words: the exchanger's `LocalizedError` text (an `HTTPExchanger` that says
+    /// "connection refused to HOST:PORT"), Foundation's sentence for its own errors, with the URL when known.
+    static func describe(_ error: any Error) -> String {
+        if let urlError = error as? URLError {
+            let url = urlError.failingURL.map { " (\($0.absoluteString))" } ?? ""
+            return urlError.localizedDescription + url
+        }
+        return error.localizedDescription
     }
 
     private static func detail(_ code: String?, _ message: String?) -> String {

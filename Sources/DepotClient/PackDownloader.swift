@@ -26,27 +26,30 @@ import FoundationNetworking
 /// 5. on `401 token_expired`, asks the `renewToken` closure for a fresh token and carries on;
 /// 6. sets every file to its exact size and marks the journal complete.
 ///
-/// The journal stays after completion, so a later run (or a newer pack version) only fetches what changed.
+/// The journal (`.depot-download.json`, hidden) stays after completion, marked complete: it records which chunks
+/// are verified, so running again re-checks them and fetches nothing, and a newer pack version fetches only what
+/// changed. Delete it together with the pack's files.
 /// Files are complete and trustworthy only once ``start()`` returns ``PackDownloadOutcome/completed(_:)``.
 ///
 /// ```swift
 /// let downloader = PackDownloader(client: depot, entitlement: entitlement,
 ///                                 destination: appSupport.appendingPathComponent("packs/level2"),
 ///                                 renewToken: { try await depot.unlock(receipt: receipt).token(forPack: "level2") })
-/// Task {
-///     for await event in downloader.events {
-///         if case .progress(let p) = event { print(p.progress, p.bytesPerSecond ?? 0, p.timeRemaining ?? -1) }
-///     }
-/// }
 /// do {
-///     switch try await downloader.start() {
-///     case .completed(let manifest): print("installed \(manifest.files.count) files")
-///     case .paused: break                          // after downloader.pause(); resume() continues
+///     for try await event in downloader.download() {
+///         switch event {
+///         case .progress(let p): print(p.progress, p.bytesPerSecond ?? 0, p.timeRemaining ?? -1)
+///         case .completed(let manifest): print("installed \(manifest.files.count) files")
+///         default: break                            // .paused after downloader.pause(); download() again resumes
+///         }
 ///     }
 /// } catch DepotClientError.insufficientSpace(let required, let available) {
-///     // "Free \(required - available) bytes or continue later" — then call start() again.
+///     // "Free \(required - available) bytes or continue later" — then call download() again.
 /// }
 /// ```
+///
+/// ``start()`` runs the same download and returns its outcome; ``events`` shows every run's events to one
+/// observer in another task.
 ///
 /// Concurrency: an `actor`; one run at a time (a second ``start()`` while running joins the first).
 /// Chunks are 1 MiB by default; at most `parallelChunks` of them are held in memory at once.
@@ -55,8 +58,10 @@ public actor PackDownloader {
     public nonisolated let pack: String
     /// The directory the pack's files are written into.
     public nonisolated let destination: URL
-    /// Progress and state changes. Ends after ``PackDownloadEvent/completed(_:)`` or
-    /// ``PackDownloadEvent/cancelled``. Meant for one consumer; unconsumed events are buffered.
+    /// Progress and state changes of every run, buffered from creation. Ends after
+    /// ``PackDownloadEvent/completed(_:)`` or ``PackDownloadEvent/cancelled``. Meant for one consumer that
+    /// watches from another task while ``start()`` runs (iterating it does not start anything); to drive a
+    /// download and see its events in one loop, iterate ``download()``.
     public nonisolated let events: AsyncStream<PackDownloadEvent>
 
     /// The token in use (renewals replace it).
@@ -77,6 +82,9 @@ public actor PackDownloader {
     let renewToken: (@Sendable () async throws -> String)?
     /// The token renewal under way, which chunks in flight wait for instead of starting their own.
     var renewal: Task<String, any Error>?
+    /// The streams of ``download()`` callers, fed while their run lasts.
+    var subscribers: [Int: AsyncThrowingStream<PackDownloadEvent, any Error>.Continuation] = [:]
+    var nextSubscriber = 0
 
     /// Where the version being downloaded is written: the destination, or during an update the directory
     /// beside it (``updateDirectory``).
@@ -203,7 +211,7 @@ public actor PackDownloader {
         defer { if current?.id == id { current = nil } }
         lastError = nil
         do {
-            let manifest = try await download()
+            let manifest = try await runOnce()
             // A cancel that came while the last chunks were in flight wins: cancel() deletes the files next.
             if stopRequest == .cancel { throw DepotClientError.cancelled }
             state = .completed
@@ -237,7 +245,7 @@ public actor PackDownloader {
     ///
     /// When the destination holds a complete older version, this is an update (`pack-updates.md` §2): the new
     /// version is assembled beside it from copied and fetched chunks, then switched in (``PackDownloader+Update``).
-    private func download() async throws -> DownloadManifest {
+    private func runOnce() async throws -> DownloadManifest {
         var manifest = try await prepareUpdate(live: try await fetchManifest())
         try adopt(manifest)
         progress.reusedBytes = 0
@@ -284,17 +292,6 @@ public actor PackDownloader {
 
     func emit(_ event: PackDownloadEvent) {
         continuation.yield(event)
-    }
-}
-
-extension DepotClient {
-    /// A ``PackDownloader`` for the pack `entitlement` released, writing into `destination`.
-    ///
-    /// - Parameter renewToken: returns a fresh token on `401 token_expired` (validate the receipt again).
-    public func downloader(for entitlement: Entitlement, to destination: URL,
-                           options: PackDownloadOptions = PackDownloadOptions(),
-                           renewToken: (@Sendable () async throws -> String)? = nil) -> PackDownloader {
-        PackDownloader(client: self, entitlement: entitlement, destination: destination, options: options,
-                       renewToken: renewToken)
+        for subscriber in subscribers.values { subscriber.yield(event) }
     }
 }

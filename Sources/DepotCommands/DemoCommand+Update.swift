@@ -22,7 +22,7 @@ extension DemoCommand {
         var bytes = try Data(contentsOf: stages)
         bytes.replaceSubrange(2_000_000..<2_004_096, with: SecureRandom.bytes(4096))
         try bytes.write(to: stages)
-        let fixed = try publisher.publish(PublishRequest(pack: "level5", productID: "com.example.depot.level5", type: .nonConsumable,
+        let fixed = try publisher.publish(PublishRequest(pack: "level5", productID: DemoShop.level5, type: .nonConsumable,
                                                          title: "Level 5: Canyon", sources: [source + "/stages.bin", source + "/stages"]))
         say("   published level 5 version \(fixed.version) with the fixed stage")
         var live = installed.version

@@ -13,10 +13,8 @@ import FoundationNetworking
 /// `depot demo`: the whole story on loopback, with only the App Store simulated (spec §5).
 struct DemoCommand: Command {
     static let name = "demo"
-    static let synopsis: String? = "[--catalog DIR] [--content DIR]"
+    static let synopsis: String? = ""
     static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, refund."
-
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -25,7 +23,7 @@ struct DemoCommand: Command {
     func run() async throws -> Int32 {
         let workspace = FileManager.default.temporaryDirectory.appendingPathComponent("depot-demo-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: workspace) }
-        try await Self.story(workspace: workspace, catalog: configuration.catalogDirectory, content: configuration.contentDirectory)
+        try await Self.story(workspace: workspace)
         say("\nThe demo is over; its files are removed.")
         return 0
     }
@@ -34,15 +32,13 @@ struct DemoCommand: Command {
         say("\n\(number). \(title)")
     }
 
-    static func story(workspace: String, catalog: String, content: String) async throws {
+    static func story(workspace: String) async throws {
         let fm = FileManager.default
-        guard fm.fileExists(atPath: catalog + "/products.json"), fm.fileExists(atPath: content) else {
-            throw Failure(description: "run it from the repository root (it starts from the sample catalog/ and content/), or pass --catalog and --content")
-        }
         try fm.createDirectory(atPath: workspace, withIntermediateDirectories: true)
-        try fm.copyItem(atPath: catalog, toPath: workspace + "/catalog")
-        try fm.copyItem(atPath: content, toPath: workspace + "/content")
-        try? fm.removeItem(atPath: workspace + "/content/.staging")
+        let paths = DepotPaths(catalogDirectory: workspace + "/catalog", contentDirectory: workspace + "/content",
+                               dataDirectory: workspace + "/var")
+        // A fresh shop every time (the same one, whatever ./catalog holds): two products without packs and Level 2.
+        try DemoShop.build(paths, scratch: workspace + "/sources")
         say("Depot demo: a server on loopback, a simulated App Store, and the reference client, in \(workspace)")
 
         // The only simulated part: Apple. A verifyReceipt stand-in, and a signing PKI made now for StoreKit 2 payloads.
@@ -55,8 +51,7 @@ struct DemoCommand: Command {
 
         var configuration = DepotConfiguration()
         configuration.port = 0
-        configuration.paths = DepotPaths(catalogDirectory: workspace + "/catalog", contentDirectory: workspace + "/content",
-                                         dataDirectory: workspace + "/var")
+        configuration.paths = paths
         configuration.bundleID = bundleID
         configuration.appleVerifyURL = appStore.productionURL
         configuration.appleSandboxVerifyURL = appStore.sandboxURL
@@ -78,7 +73,7 @@ struct DemoCommand: Command {
         step(2, "The user buys Level 2; the app sends its receipt (POST /v1/receipts)")
         let transactionID = "2000000\(Int.random(in: 100_000_000...999_999_999))"
         let receipt = appStore.issueReceipt([SimulatedAppStore.Purchase(productID: "com.example.depot.level2", transactionID: transactionID)])
-        let unlocked = try await client.unlock(receiptBase64: receipt)
+        let unlocked = try await client.unlock(receipt: Data(receipt.utf8))
         guard let entitlement = unlocked.entitlements.first(where: { $0.pack == "level2" }) else {
             throw Failure(description: "the receipt did not unlock level2: \(unlocked.rejected)")
         }
@@ -88,33 +83,30 @@ struct DemoCommand: Command {
         let destination = URL(fileURLWithPath: workspace + "/device/packs/level2")
         // One chunk at a time, so the interruption falls between chunks.
         let first = client.downloader(for: entitlement, to: destination, options: PackDownloadOptions(parallelChunks: 1, runBytes: 1))
-        let watcher = Task { () -> PackDownloadProgress? in
-            for await event in first.events {
-                if case .progress(let progress) = event, progress.completedBytes * 3 >= progress.totalBytes {
-                    await first.pause()
-                    return progress
-                }
-            }
-            return nil
+        var paused = false
+        for try await event in first.download() {
+            if case .progress(let progress) = event, progress.completedBytes * 3 >= progress.totalBytes { await first.pause() }
+            if case .paused = event { paused = true }
         }
-        let firstOutcome = try await first.start()
-        let stoppedAt = await watcher.value
-        if case .paused = firstOutcome, let stoppedAt {
-            say("   interrupted after \(stoppedAt.completedBytes) of \(stoppedAt.totalBytes) bytes (chunks verified so far are kept)")
+        // What the downloader holds once it stopped (a chunk already in flight when the pause came is kept too).
+        let stoppedAt = await first.progress
+        if paused {
+            say("   interrupted after \(stoppedAt.completedBytes) of \(stoppedAt.totalBytes) bytes (the chunks verified so far are kept)")
         } else {
             say("   (the pack was small enough to finish before the interruption)")
         }
 
         step(4, "The app starts again and resumes where it stopped (Range + If-Range, SHA-256 per chunk)")
         let second = client.downloader(for: entitlement, to: destination)
-        let resumeWatcher = Task {
-            for await event in second.events {
-                if case .started(_, let resumed) = event { return resumed }
-            }
-            return Int64(0)
+        var resumed: Int64 = 0
+        var finished: DownloadManifest?
+        for try await event in second.download() {
+            if case .started(_, let bytes) = event { resumed = bytes }
+            if case .completed(let manifest) = event { finished = manifest }
         }
-        guard case .completed(let manifest) = try await second.start() else { throw Failure(description: "the resumed download did not finish") }
-        say("   resumed with \(await resumeWatcher.value) bytes already verified; finished \(manifest.files.count) files, \(manifest.downloadBytes) bytes")
+        guard let manifest = finished else { throw Failure(description: "the resumed download did not finish") }
+        say("   resumed with \(resumed) of \(manifest.downloadBytes) bytes already verified; fetched the other \(manifest.downloadBytes - resumed); "
+            + "\(manifest.files.count) files complete")
 
         step(5, "Every file is checked against the manifest")
         for file in manifest.files {
@@ -125,14 +117,10 @@ struct DemoCommand: Command {
         }
 
         step(6, "The developer publishes a new level, without an app update (depot publish)")
-        let levelSource = workspace + "/new-level"
-        try fm.createDirectory(atPath: levelSource + "/stages", withIntermediateDirectories: true)
-        try Data(SecureRandom.bytes(4 << 20)).write(to: URL(fileURLWithPath: levelSource + "/stages.bin"))
-        try Data("{\"stages\": 8, \"theme\": \"canyon\"}\n".utf8).write(to: URL(fileURLWithPath: levelSource + "/stages/index.json"))
         let publisher = Publisher(paths: configuration.paths)
-        let published = try publisher.publish(PublishRequest(pack: "level5", productID: "com.example.depot.level5", type: .nonConsumable,
+        let published = try publisher.publish(PublishRequest(pack: "level5", productID: DemoShop.level5, type: .nonConsumable,
                                                              title: "Level 5: Canyon", description: "Eight stages in the red canyon.",
-                                                             sources: [levelSource + "/stages.bin", levelSource + "/stages"]))
+                                                             sources: try DemoShop.level5Sources(in: workspace + "/sources")))
         say("   published pack \(published.pack) version \(published.version) (\(published.downloadBytes) bytes)")
         let started = Date()
         var visible = false
@@ -147,7 +135,7 @@ struct DemoCommand: Command {
         }
         guard visible else { throw Failure(description: "the new level did not appear in products_v1.json") }
 
-        try await Self.showUpdate(client: client, publisher: publisher, configuration: configuration, source: levelSource,
+        try await Self.showUpdate(client: client, publisher: publisher, configuration: configuration, source: workspace + "/sources/level5",
                                   device: workspace + "/device/level5")
 
         step(8, "The user gets a refund; Apple notifies the server (POST /v1/notifications/appstore, V2 REFUND)")
@@ -170,7 +158,7 @@ struct DemoCommand: Command {
         let status = (refusal as? HTTPURLResponse)?.statusCode ?? 0
         say("   GET \(WirePath.packManifest(pack: "level2")) → \(status) \(String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
         guard status == 403 else { throw Failure(description: "expected 403 revoked after the refund, got \(status)") }
-        let retry = try await client.unlock(receiptBase64: receipt)
+        let retry = try await client.unlock(receipt: Data(receipt.utf8))
         say("   validating the receipt again: \(retry.entitlements.count) entitlements, rejected: \(retry.rejected.map { $0.reason.rawValue }.joined(separator: ", "))")
 
         await app.stop()

@@ -7,7 +7,12 @@ package enum DepotCommandLine {
     /// Every command of `depot`, in `depot --help` order.
     package static let root: CommandNode = .group("depot", summary: "Product lists, purchases and content packs for in-app purchases.", [
         .command(ServeCommand.self), .command(CheckCommand.self), .command(PublishCommand.self), .command(RetireCommand.self),
-        .command(PruneCommand.self), .command(RollbackCommand.self), .command(PromoteCommand.self), .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),
+        .command(UnretireCommand.self), .command(PruneCommand.self), .command(RollbackCommand.self), .command(PromoteCommand.self),
+        .command(TokenCommand.self), .command(FetchCommand.self), .command(DemoCommand.self),
+        .group("simulator", summary: SimulatorCommand.summary, default: SimulatorCommand.self, [
+            .command(SimulatorReceiptCommand.self), .command(SimulatorRootCommand.self),
+        ]),
+        .group("deploy", summary: "Print what runs Depot in production (a systemd unit).", [.command(DeploySystemdCommand.self)]),
     ])
 
     /// Runs the command `arguments` (without the program name) select, writing to stdout and stderr;

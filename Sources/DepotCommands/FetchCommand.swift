@@ -3,11 +3,13 @@ import DepotClient
 package import Foundation
 import FoundationNetworking
 import Platform
+import Synchronization
 
 /// `depot fetch`: the reference client on the command line (spec §5).
 package struct FetchCommand: Command {
     package static let name = "fetch"
-    package static let synopsis: String? = "--server URL (--receipt FILE | --transaction FILE) --pack ID --out DIR [--account A] [--parallel N]"
+    package static let synopsis: String? =
+        "--server URL (--receipt FILE | --transaction FILE | --token T) --pack ID --out DIR [--account A] [--parallel N]"
     package static let summary = "Validate a purchase and download its pack, resumably (the reference client)."
 
     @Option("server", .serverURL, help: "Depot base URL, e.g. http://127.0.0.1:8080")
@@ -16,6 +18,8 @@ package struct FetchCommand: Command {
     package var receipt: String?
     @Option("transaction", help: "file with a StoreKit 2 signed transaction (JWS); may be repeated", valueName: "FILE")
     package var transactions: [String] = []
+    @Option("token", help: "an operator token (`depot token`) instead of a purchase", valueName: "TOKEN")
+    package var token: String?
     @Option("pack", help: "the pack to download", valueName: "ID")
     package var pack: String
     @Option("out", help: "destination directory (re-running resumes there)", valueName: "DIR")
@@ -27,6 +31,8 @@ package struct FetchCommand: Command {
 
     /// Exit status when the device is out of space: free some and run again to continue.
     static let insufficientSpaceStatus: Int32 = 75
+    /// Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+    static let interruptedStatus: Int32 = 130
 
     package init() {}
 
@@ -34,49 +40,31 @@ package struct FetchCommand: Command {
         // Every chunk passes through ~1 MiB buffers; glibc would map and unmap each one (a page fault per
         // 4 KiB, every time). Keep them in the heap so the memory is reused.
         HeapTuning.keepLargeAllocationsInHeap(upTo: 64 << 20)
-        guard (receipt == nil) != transactions.isEmpty else {
-            throw UsageError("give exactly one of --receipt FILE or --transaction FILE")
-        }
-        let (pack, out, account) = (pack, out, account)
-        let baseURL = server
-        let client = DepotClient(baseURL: baseURL, cacheDirectory: nil,
+        let proofs = [receipt != nil, !transactions.isEmpty, token != nil].filter { $0 }.count
+        guard proofs == 1 else { throw UsageError("give exactly one of --receipt FILE, --transaction FILE or --token TOKEN") }
+        let client = DepotClient(baseURL: server, cacheDirectory: nil,
                                  exchanger: SocketHTTPExchanger(fallback: URLSessionExchanger(session: .shared)))
-
-        let unlock: @Sendable () async throws -> UnlockResult
-        if let receiptFile = receipt {
-            guard let data = FileManager.default.contents(atPath: receiptFile) else { throw CommandFailure("cannot read \(receiptFile)") }
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            let base64 = Data(base64Encoded: text, options: .ignoreUnknownCharacters) != nil && !text.isEmpty ? text : data.base64EncodedString()
-            unlock = { try await client.unlock(receiptBase64: base64, account: account) }
+        let downloader: PackDownloader
+        if let token {
+            downloader = PackDownloader(client: client, pack: pack, token: token, destination: URL(fileURLWithPath: out),
+                                        options: PackDownloadOptions(parallelChunks: parallel))
+            say("using an operator token for pack \(pack)")
         } else {
-            var jws: [String] = []
-            for file in transactions {
-                guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("cannot read \(file)") }
-                jws.append(contentsOf: String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
-            }
-            let transactions = jws
-            unlock = { try await client.unlock(transactions: transactions, account: account) }
+            downloader = try await unlockedDownloader(client)
         }
-
-        let result: UnlockResult
+        // Ctrl-C stops after the chunks in flight (they are verified and kept); a second one ends at once.
+        ShutdownSignal.install()
+        let interrupted = Interruption()
+        Task.detached {
+            _ = await ShutdownSignal.wait()
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+            interrupted.set()
+            await downloader.pause()
+        }
+        var bar = ProgressBar()
         do {
-            result = try await unlock()
-        } catch {
-            throw CommandFailure(Self.describe(error))
-        }
-        guard let entitlement = result.entitlements.first(where: { $0.pack == pack }) else {
-            let reasons = result.rejected.map { "\($0.productId ?? "?"): \($0.reason.rawValue)" }
-            throw CommandFailure("the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
-        }
-        say("unlocked \(entitlement.productId) → pack \(pack) (transaction \(entitlement.originalTransactionId))")
-        let downloader = client.downloader(for: entitlement, to: URL(fileURLWithPath: out), options: PackDownloadOptions(parallelChunks: parallel), renewToken: {
-            // An expired token: validate the purchase again for a fresh one.
-            guard let fresh = try await unlock().entitlements.first(where: { $0.pack == pack }) else { throw DepotClientError.revoked }
-            return fresh.token
-        })
-        let events = Task {
-            var bar = ProgressBar()
-            for await event in downloader.events {
+            for try await event in downloader.download() {
                 switch event {
                 case .updating(let from, let reuse, let fetch):
                     say("updating version \(from) in place: \(ProgressBar.bytes(reuse)) to copy from it, \(ProgressBar.bytes(fetch)) to fetch")
@@ -94,30 +82,28 @@ package struct FetchCommand: Command {
                 case .fileRestarted(let path):
                     bar.finish()
                     say("\(path) changed on the server; starting that file over")
-                case .tokenRenewed:
-                    break
-                case .completed, .cancelled, .paused, .failed, .insufficientSpace:
+                case .completed(let manifest):
+                    bar.finish()
+                    if manifest.delta != nil {
+                        let progress = await downloader.progress
+                        say("updated to version \(manifest.version): reused \(Self.mebibytes(progress.reusedBytes)) MiB, fetched \(Self.mebibytes(progress.fetchedBytes)) MiB")
+                    }
+                    say("done: \(manifest.files.count) files, \(manifest.downloadBytes) bytes, every chunk verified (SHA-256) in \(out)")
+                case .paused:
+                    bar.finish()
+                    let verified = await downloader.progress
+                    say("interrupted: \(verified.completedBytes) of \(verified.totalBytes) bytes are verified and kept; "
+                        + "run the same command again to resume")
+                    return Self.interruptedStatus
+                case .tokenRenewed, .cancelled, .failed, .insufficientSpace:
                     bar.finish()
                 }
             }
-        }
-        do {
-            let outcome = try await downloader.start()
-            await events.value
-            if case .completed(let manifest) = outcome {
-                let progress = await downloader.progress
-                if manifest.delta != nil {
-                    say("updated to version \(manifest.version): reused \(Self.mebibytes(progress.reusedBytes)) MiB, fetched \(Self.mebibytes(progress.fetchedBytes)) MiB")
-                }
-                say("done: \(manifest.files.count) files, \(manifest.downloadBytes) bytes, every chunk verified (SHA-256) in \(out)")
-            }
-            return 0
+            return interrupted.isSet ? Self.interruptedStatus : 0
         } catch DepotClientError.insufficientSpace(let required, let available) {
-            events.cancel()
             FileHandle.standardError.write(Data("depot: fetch: not enough free space: \(required) bytes needed, \(available) available. Free some space and run the same command again to continue.\n".utf8))
             return Self.insufficientSpaceStatus
         } catch {
-            events.cancel()
             throw CommandFailure("\(Self.describe(error)); run the same command again to resume")
         }
     }
@@ -125,6 +111,41 @@ package struct FetchCommand: Command {
     /// Bytes as MiB with one decimal.
     static func mebibytes(_ bytes: Int64) -> String {
         String(format: "%.1f", Double(bytes) / 1_048_576)
+    }
+
+    /// Validates the receipt or transactions and returns a downloader for the pack they unlock (renewing its
+    /// token by validating them again).
+    private func unlockedDownloader(_ client: DepotClient) async throws -> PackDownloader {
+        let (pack, account) = (pack, account)
+        let unlock: @Sendable () async throws -> UnlockResult
+        if let receiptFile = receipt {
+            guard let data = FileManager.default.contents(atPath: receiptFile) else { throw CommandFailure("cannot read \(receiptFile)") }
+            unlock = { try await client.unlock(receipt: data, account: account) }
+        } else {
+            var jws: [String] = []
+            for file in transactions {
+                guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure("cannot read \(file)") }
+                jws.append(contentsOf: String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).map(String.init))
+            }
+            let transactions = jws
+            unlock = { try await client.unlock(transactions: transactions, account: account) }
+        }
+        let result: UnlockResult
+        do {
+            result = try await unlock()
+        } catch {
+            throw CommandFailure(Self.describe(error))
+        }
+        guard let entitlement = result.entitlement(forPack: pack) else {
+            let reasons = result.rejected.map { "\($0.productId ?? "?"): \($0.reason.rawValue)" }
+            throw CommandFailure("the purchase does not unlock pack \(pack)" + (reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"))
+        }
+        say("unlocked \(entitlement.productId) → pack \(pack) (transaction \(entitlement.originalTransactionId))")
+        return client.downloader(for: entitlement, to: URL(fileURLWithPath: out), options: PackDownloadOptions(parallelChunks: parallel),
+                                 renewToken: {
+            // An expired token: validate the purchase again for a fresh one.
+            try await unlock().token(forPack: pack)
+        })
     }
 
     static func describe(_ error: any Error) -> String {
@@ -139,9 +160,23 @@ package struct FetchCommand: Command {
 }
 
 extension OptionParser where Value == URL {
-    /// An absolute URL (`http://` is fetched with the built-in HTTP/1.1 client, anything else with URLSession).
+    /// An `http://` or `https://` URL with a host (`http://` is fetched with the built-in HTTP/1.1 client, `https://`
+    /// with URLSession).
     static var serverURL: OptionParser<URL> {
-        OptionParser(valueName: "URL", refusal: "is not an absolute URL", parse: { URL(string: $0).flatMap { $0.scheme == nil ? nil : $0 } },
-                     format: { $0.absoluteString })
+        OptionParser(valueName: "URL", parse: { (text: String) throws(InvalidOptionValue) -> URL in
+            let scheme = text.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() }
+            guard let url = URL(string: text), scheme == "http" || scheme == "https", url.host != nil else {
+                throw InvalidOptionValue("\"\(text)\" needs http:// or https:// and a host, e.g. http://127.0.0.1:8080")
+            }
+            return url
+        }, format: { $0.absoluteString })
     }
+}
+
+/// Set once Ctrl-C (or SIGTERM) arrived.
+final class Interruption: Sendable {
+    private let flag = Atomic<Bool>(false)
+
+    func set() { flag.store(true, ordering: .relaxed) }
+    var isSet: Bool { flag.load(ordering: .relaxed) }
 }

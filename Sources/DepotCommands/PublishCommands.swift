@@ -72,20 +72,49 @@ struct RetireCommand: Command {
     }
 }
 
-/// `depot prune`: deletes old versions that are not live.
-struct PruneCommand: Command {
-    static let name = "prune"
-    static let synopsis: String? = "--keep N"
-    static let summary = "Delete versions older than the newest N that are not live."
+/// `depot unretire`: puts a retired product on sale again.
+struct UnretireCommand: Command {
+    static let name = "unretire"
+    static let synopsis: String? = "--product ID"
+    static let summary = "Put a retired product on sale again."
 
-    @Option("keep", .integer(in: 1...Int.max), help: "versions to keep per pack")
-    var keep: Int
+    @Option("product", help: "App Store product ID", valueName: "ID")
+    var product: String
     @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        let removed = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.prune(keep: keep) }
-        say(removed.isEmpty ? "nothing to prune" : "removed " + removed.joined(separator: ", "))
+        try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.unretire(productID: product) }
+        say("\(product) is live")
+        return 0
+    }
+}
+
+/// `depot prune`: deletes old versions that are not live.
+struct PruneCommand: Command {
+    static let name = "prune"
+    static let synopsis: String? = "--keep N [--pack ID] [--dry-run]"
+    static let summary = "Delete versions older than the newest N that are not live."
+
+    @Option("keep", .integer(in: 1...Int.max), help: "versions to keep per pack")
+    var keep: Int
+    @Option("pack", .packID, help: "prune this pack only")
+    var pack: String?
+    @Option("dry-run", help: "only print what would be deleted")
+    var dryRun = false
+    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+
+    func run() async throws -> Int32 {
+        let publisher = Publisher(paths: configuration.paths)
+        let removed = try PublishErrors.asUsageErrors { () throws(PublishError) in
+            try publisher.prune(keep: keep, pack: pack, dryRun: dryRun)
+        }
+        let names = removed.map { "\($0.pack)/\($0.version) (\($0.bytes) bytes)" }
+        if removed.isEmpty {
+            say("nothing to prune")
+        } else {
+            say((dryRun ? "would remove " : "removed ") + names.joined(separator: ", "))
+        }
         return 0
     }
 }

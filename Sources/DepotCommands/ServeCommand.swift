@@ -16,6 +16,7 @@ struct ServeCommand: Command {
         ShutdownSignal.install()
         let app = try await DepotApp.start(configuration)
         FileHandle.standardOutput.write(Data("listening on \(app.baseURL)\n".utf8))
+        if let ops = app.opsURL { FileHandle.standardOutput.write(Data("ops listener on \(ops)\n".utf8)) }
         let signal = await ShutdownSignal.wait()
         FileHandle.standardError.write(Data("depot: \(signal), finishing in-flight requests\n".utf8))
         await app.stop()

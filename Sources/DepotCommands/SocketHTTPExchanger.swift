@@ -12,8 +12,9 @@ import Synchronization
 /// thread hops (about 1 CPU-second per 256 MiB here); this keeps the download engine of `DepotClient` the
 /// same and only replaces the wire. `https` goes to the fallback (URLSession).
 package final class SocketHTTPExchanger: HTTPExchanger {
-    struct Failure: Error, CustomStringConvertible {
+    struct Failure: LocalizedError, CustomStringConvertible {
         let description: String
+        var errorDescription: String? { description }
     }
 
     private let idle = Mutex<[String: [Int32]]>([:])
@@ -70,7 +71,7 @@ package final class SocketHTTPExchanger: HTTPExchanger {
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var result: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &result) == 0, let info = result else {
-            throw Failure(description: "cannot resolve \(host)")
+            throw Failure(description: "cannot resolve the host name \(host)")
         }
         defer { freeaddrinfo(result) }
         let fd = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -83,7 +84,8 @@ package final class SocketHTTPExchanger: HTTPExchanger {
         guard connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let code = errno
             close(fd)
-            throw Failure(description: "cannot connect to \(host):\(port) (errno \(code))")
+            throw Failure(description: code == ECONNREFUSED ? "connection refused to \(host):\(port) (is the server running?)"
+                          : "cannot connect to \(host):\(port): \(String(cString: strerror(code)))")
         }
         return (fd, false)
     }

@@ -5,7 +5,7 @@ import DepotServer
 /// `depot token`: prints a download token (support grants, testing).
 struct TokenCommand: Command {
     static let name = "token"
-    static let synopsis: String? = "--pack ID [--ttl S] [--account A]"
+    static let synopsis: String? = "--pack ID [--ttl S] [--account A] [--content DIR] [--data DIR | --token-secret S]"
     static let summary = "Print a download token for a pack (operators: support grants, testing)."
 
     @Option("pack", .packID, help: "the pack the token opens")
@@ -14,11 +14,16 @@ struct TokenCommand: Command {
     var ttl: Int?
     @Option("account", help: "bind the token to an app account", valueName: "ACCOUNT")
     var account: String?
-    @OptionGroup(only: "data", "token-secret", "token-ttl") var configuration: DepotConfiguration
+    @OptionGroup(only: "content", "data", "token-secret", "token-ttl") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
-        say(try OperatorTokens.issue(pack: pack, ttl: ttl ?? configuration.tokenTTL, account: account,
-                                     secret: configuration.tokenSecret, dataDirectory: configuration.dataDirectory))
+        do {
+            say(try OperatorTokens.issue(pack: pack, ttl: ttl ?? configuration.tokenTTL, account: account,
+                                         secret: configuration.tokenSecret, dataDirectory: configuration.dataDirectory,
+                                         contentDirectory: configuration.contentDirectory))
+        } catch let refusal as OperatorTokens.Refusal {
+            throw CommandFailure(refusal.description)
+        }
         return 0
     }
 }

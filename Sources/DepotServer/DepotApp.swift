@@ -12,6 +12,9 @@ public final class DepotApp: Sendable {
     public let configuration: DepotConfiguration
     let store: CatalogStore
     let server: HTTPServer
+    /// The ops listener (`--ops-listen`), when configured.
+    let opsServer: HTTPServer?
+    let dataLock: DataDirectoryLock
     let metrics: Metrics
     let ledger: Ledger?
     let logger: Logger
@@ -22,11 +25,17 @@ public final class DepotApp: Sendable {
     /// `http://HOST:PORT`.
     public var baseURL: String { "http://\(server.address)" }
 
+    /// The ops listener's `http://HOST:PORT`, when one is configured.
+    public var opsURL: String? { opsServer.map { "http://\($0.address)" } }
+
     /// Validates the configuration, loads the catalog and starts serving.
     /// Throws `ConfigurationError` naming the option for anything unusable.
     /// `volumeSpace` answers free-space questions for publishing, uploads and `/healthz` (tests inject a small volume).
     public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger(),
                              volumeSpace: any VolumeSpace = SystemVolumeSpace()) async throws -> DepotApp {
+        // The given logger says where lines go; the configuration how they look.
+        let logger = Logger(output: logger.output, format: configuration.logFormat)
+        logger.output.adopt(configuration.logFormat)
         let paths = configuration.paths
         for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {
             guard FileStatus.isDirectory(directory) || Self.isDirectoryFollowingLinks(directory) else {
@@ -44,6 +53,10 @@ public final class DepotApp: Sendable {
         guard access(paths.dataDirectory, W_OK | X_OK) == 0 else {
             throw ConfigurationError(option: "data", "\(paths.dataDirectory) is not writable")
         }
+        // One server per SQLite data directory (held until stop).
+        let dataLock = try DataDirectoryLock.acquire(dataDirectory: paths.dataDirectory)
+        var started = false
+        defer { if !started { dataLock.release() } }
         let key: [UInt8]
         do {
             key = try TokenKey.load(secret: configuration.tokenSecret, dataDirectory: paths.dataDirectory)
@@ -61,7 +74,7 @@ public final class DepotApp: Sendable {
         let loops = configuration.loops > 0 ? configuration.loops : System.coreCount
         let store = CatalogStore(paths: paths, cacheControl: configuration.listCacheControl, logger: logger, replicaCount: loops)
         if let problems = store.reload() {
-            logger.error("starting without a usable catalog (\(problems.problems.count) problem(s)); fix the files and they are picked up")
+            logger.error(.lifecycle, "starting without a usable catalog (\(problems.problems.count) problem(s)); fix the files and they are picked up")
         }
         let counter = ConnectionCounter()
         let metrics = Metrics(shardCount: loops, openConnections: { counter.value })
@@ -69,8 +82,13 @@ public final class DepotApp: Sendable {
         let access = LedgerAccess(ledger: ledger)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
                                loops: loops)
-        let operations = OperationRoutes(store: store, metrics: metrics, paths: paths, space: volumeSpace,
-                                         ledgerWritable: { await ledger.checkWritable() })
+        // The parts of /healthz, in the order they report (a new part is one more entry).
+        let health = HealthCheck(contributors: [
+            CatalogHealth(store: store),
+            DiskHealth(paths: paths, space: volumeSpace),
+            LedgerHealth(writable: { await ledger.checkWritable() }),
+        ])
+        let operations = OperationRoutes(health: health, metrics: metrics)
         let receiptVerifier = ReceiptVerifier(
             configuration: ReceiptVerifierConfiguration(productionURL: configuration.appleVerifyURL, sandboxURL: configuration.appleSandboxVerifyURL,
                                                         sharedSecret: configuration.appleSharedSecret, allowSandbox: configuration.allowSandbox,
@@ -85,8 +103,12 @@ public final class DepotApp: Sendable {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger)
         }
         let lists = ProductListRoutes(store: store)
-        let table = try DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin).table()
-        let responder = DepotResponder(table: table, lists: lists)
+        let routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin)
+        let table = try routes.table()
+        let identifier = RequestIdentifier(trustedProxies: configuration.trustedProxies, loops: loops)
+        // With an ops listener, the public port keeps the status of /healthz and nothing of /metrics or /admin/.
+        let publicTable = configuration.opsListen == nil ? table : try routes.publicTable()
+        let responder = DepotResponder(table: publicTable, lists: lists, identifier: identifier)
         let serverConfiguration = ServerConfiguration(
             host: configuration.host, port: configuration.port, loopCount: loops, serverName: "depot",
             headerTimeoutMilliseconds: UInt64(configuration.headerTimeout * 1000),
@@ -104,18 +126,36 @@ public final class DepotApp: Sendable {
             await ledger.close()
             throw ConfigurationError(option: "host", "\(error)")
         }
+        var opsServer: HTTPServer?
+        if let ops = configuration.opsListen {
+            var opsConfiguration = serverConfiguration
+            (opsConfiguration.host, opsConfiguration.port, opsConfiguration.loopCount) = (ops.host, ops.port, 1)
+            let opsResponder = DepotResponder(table: try table.subset(RouteLabel.operations), lists: nil, identifier: identifier)
+            do {
+                opsServer = try HTTPServer(configuration: opsConfiguration, responder: opsResponder, observer: observer)
+            } catch {
+                server.stop()
+                await server.stopped()
+                await ledger.close()
+                throw ConfigurationError(option: "ops-listen", "cannot listen on \(ops): \(error)")
+            }
+        }
         counter.server = server
         // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
         store.onSwap { [weak server] in server?.onEachLoop { packs.syncCache(loop: $0) } }
         store.startWatching()
-        return DepotApp(configuration: configuration, store: store, server: server, metrics: metrics, ledger: ledger, logger: logger)
+        started = true
+        return DepotApp(configuration: configuration, store: store, server: server, opsServer: opsServer, dataLock: dataLock,
+                        metrics: metrics, ledger: ledger, logger: logger)
     }
 
-    private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, metrics: Metrics,
-                 ledger: Ledger?, logger: Logger) {
+    private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, opsServer: HTTPServer?,
+                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger) {
         self.configuration = configuration
         self.store = store
         self.server = server
+        self.opsServer = opsServer
+        self.dataLock = dataLock
         self.metrics = metrics
         self.ledger = ledger
         self.logger = logger
@@ -125,8 +165,11 @@ public final class DepotApp: Sendable {
     public func stop() async {
         store.stopWatching()
         server.stop()
+        opsServer?.stop()
         await server.stopped()
+        await opsServer?.stopped()
         await ledger?.close()
+        dataLock.release()
         logger.output.flush()
     }
 

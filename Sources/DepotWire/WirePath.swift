@@ -27,6 +27,20 @@ public enum WirePath {
     public static let adminRollback = PathTemplate("/admin/v1/packs/{pack}/rollback")
     /// `POST /admin/v1/packs/{pack}/{version}/promote`: make a staged version live (`pack-updates.md` §4).
     public static let adminPromote = PathTemplate("/admin/v1/packs/{pack}/{version}/promote")
+    /// `DELETE /admin/v1/packs/{pack}/{version}/upload`: discard what was uploaded for a version never published.
+    public static let adminUpload = PathTemplate("/admin/v1/packs/{pack}/{version}/upload")
+    /// `GET /admin/v1/packs`: every pack and its versions (operations.md §1).
+    public static let adminPacks = PathTemplate("/admin/v1/packs")
+    /// `GET /admin/v1/products`: every product of the catalog, live and retired.
+    public static let adminProducts = PathTemplate("/admin/v1/products")
+    /// `POST /admin/v1/products/{id}/retire`: off sale (owners keep access).
+    public static let adminRetire = PathTemplate("/admin/v1/products/{id}/retire")
+    /// `POST /admin/v1/products/{id}/unretire`: on sale again.
+    public static let adminUnretire = PathTemplate("/admin/v1/products/{id}/unretire")
+    /// `POST /admin/v1/prune`: delete old versions that are not live.
+    public static let adminPrune = PathTemplate("/admin/v1/prune")
+    /// `GET /admin/v1/check`: what `depot check` reports.
+    public static let adminCheck = PathTemplate("/admin/v1/check")
     /// Everything under `/admin/`: the admin token is checked before anything else is revealed.
     public static let adminArea = PathTemplate("/admin/{rest*}")
     /// `GET /healthz` (spec §4.6).
@@ -37,7 +51,8 @@ public enum WirePath {
     /// Every template above.
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
-        adminPackFile, adminPublish, adminRollback, adminPromote, adminArea, health, metrics,
+        adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminRetire,
+        adminUnretire, adminPrune, adminCheck, adminArea, health, metrics,
     ]
 
     /// `/v1/packs/{pack}/manifest`.
@@ -68,6 +83,21 @@ public enum WirePath {
     /// `/admin/v1/packs/{pack}/{version}/promote`.
     public static func adminPromote(pack: String, version: Int) -> String {
         adminPromote.path(["pack": pack, "version": String(version)])
+    }
+
+    /// `/admin/v1/packs/{pack}/{version}/upload`.
+    public static func adminUpload(pack: String, version: Int) -> String {
+        adminUpload.path(["pack": pack, "version": String(version)])
+    }
+
+    /// `/admin/v1/products/{id}/retire`.
+    public static func adminRetire(product: String) -> String {
+        adminRetire.path(["id": product])
+    }
+
+    /// `/admin/v1/products/{id}/unretire`.
+    public static func adminUnretire(product: String) -> String {
+        adminUnretire.path(["id": product])
     }
 
     /// `/admin/v1/packs/{pack}/{version}/publish`.

@@ -78,6 +78,10 @@ public struct ExchangeRecord: Sendable {
     public let durationNanoseconds: UInt64
     public let remoteAddress: String
     public let loopIndex: Int
+    /// The response's ``Response/requestID`` (nil when the application set none).
+    public let requestID: String?
+    /// The response's ``Response/clientAddress``, else the peer's address.
+    public let clientAddress: String
 }
 
 /// Sees every finished exchange (access log, metrics). Called on event-loop threads; must be cheap.

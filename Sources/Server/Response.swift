@@ -63,6 +63,12 @@ public struct Response: Sendable {
     /// Status line, fields and `Content-Length` (when the status allows a body) encoded by `freeze()`; the engine
     /// adds `Server`, `Date`, `Connection: close` when it closes, and the empty line.
     public private(set) var encodedHead: [UInt8]?
+    /// The exchange's request ID, set by the application: the engine sends it as `X-Request-ID` (after the frozen
+    /// head, so a precomputed response stays precomputed) and reports it in the ``ExchangeRecord``.
+    public var requestID: String?
+    /// The client's address when the application knows better than the socket's peer (a trusted proxy said who
+    /// the client is); reported in the ``ExchangeRecord``.
+    public var clientAddress: String?
 
     public init(status: Int, headers: HTTPFields = HTTPFields(), body: ResponseBody = .empty, route: String = "other") {
         self.status = status

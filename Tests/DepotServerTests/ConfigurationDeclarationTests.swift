@@ -67,7 +67,16 @@ import Testing
             let help = await Self.depot([command.name, "--help"])
             #expect(help.status == 0, "\(command.name)")
             #expect(help.stdout.hasPrefix("usage: depot \(command.name) "), "\(help.stdout)")
-            #expect(help.stdout.contains("  --help "), "\(command.name)")
+            if command.children.isEmpty {
+                #expect(help.stdout.contains("  --help "), "\(command.name)")
+            }
+            // A group lists its subcommands, and each has its own help.
+            for subcommand in command.children {
+                #expect(help.stdout.contains("  \(subcommand.name) "), "\(command.name) \(subcommand.name) in the group's help")
+                let own = await Self.depot([command.name, subcommand.name, "--help"])
+                #expect(own.status == 0 && own.stdout.hasPrefix("usage: depot \(command.name) \(subcommand.name) "), "\(own.stdout)")
+                #expect(own.stdout.contains("  --help "), "\(command.name) \(subcommand.name)")
+            }
         }
         let check = await Self.depot(["check", "--help"])
         #expect(check.stdout.contains("--catalog DIR") && check.stdout.contains("[DEPOT_CATALOG]") && !check.stdout.contains("--port"))
@@ -89,7 +98,7 @@ import Testing
     @Test func fetchUsageErrorsExit64() async {
         let missing = await Self.depot(["fetch", "--server", "http://127.0.0.1:1", "--pack", "p", "--out", "o"])
         #expect(missing.status == 64)
-        #expect(missing.stderr == "depot: fetch: give exactly one of --receipt FILE or --transaction FILE\n")
+        #expect(missing.stderr == "depot: fetch: give exactly one of --receipt FILE, --transaction FILE or --token TOKEN\n")
         let parallel = await Self.depot(["fetch", "--server", "http://127.0.0.1:1", "--receipt", "r", "--pack", "p", "--out", "o",
                                          "--parallel", "many"])
         #expect(parallel.status == 64)

@@ -38,7 +38,7 @@ import Testing
             #expect(String(decoding: v2.body, as: UTF8.self).contains("com.example.depot.gems"))
             let health = Self.json(try await depot.send("GET", "/healthz"))
             #expect((health["catalog"] as? [String: Any])?["products"] as? Int == 5)
-            #expect(depot.logs.lines.contains { $0.hasPrefix("info: catalog reloaded") })
+            #expect(depot.logRecords.contains { $0.level == "info" && $0.message.hasPrefix("catalog reloaded") })
         }
     }
 
@@ -65,11 +65,14 @@ import Testing
             #expect(healthy.status == 200)
             try TreeFiles.replace(depot.catalogDirectory + "/products.json", row.text)
 
-            let refused = try await eventuallyOnThread(within: 10) { try depot.get("/healthz").status == 503 }
+            // Issue 11: the last good catalog is served, so the instance stays in rotation: 200, degraded, with why.
+            let refused = try await eventuallyOnThread(within: 10) { Self.json(try depot.get("/healthz"))["status"] as? String == "degraded" }
             #expect(refused, "/healthz reports the refused catalog within 2 s")
             let health = try await depot.send("GET", "/healthz")
+            #expect(health.status == 200)
             let object = Self.json(health)
-            #expect(object["status"] as? String != "ok")
+            #expect(object["status"] as? String == "degraded")
+            #expect((object["reasons"] as? [String])?.first?.contains("reload failed") == true, "\(object)")
             let catalog = try #require(object["catalog"] as? [String: Any])
             #expect((catalog["error"] as? String)?.contains(row.reason) == true, "\(catalog)")
             // The last good catalog is still served, validators included.
@@ -80,7 +83,8 @@ import Testing
                 #expect(response.body == good.body)
                 #expect(ListValidators(response) == ListValidators(good))
             }
-            #expect(depot.logs.lines.contains { $0.hasPrefix("error: catalog refused") && $0.contains(row.reason) }, "\(depot.logs.lines)")
+            #expect(depot.logRecords.contains { $0.level == "error" && $0.message.hasPrefix("catalog refused") && $0.message.contains(row.reason) },
+                    "\(depot.logs.lines)")
 
             // Fixing the file recovers.
             try TreeFiles.replace(depot.catalogDirectory + "/products.json",

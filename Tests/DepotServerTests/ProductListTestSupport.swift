@@ -113,10 +113,38 @@ extension TestDepot {
         ListValidators(try await send("GET", list.rawValue))
     }
 
-    /// The access-log lines captured so far (every line that is not `info:`/`warning:`/`error:`).
+    /// The access-log lines captured so far, without their time, level and request ID
+    /// (`127.0.0.1:5000 GET /products_v1.json 200 120 0.4ms`).
     var accessLines: [String] {
-        logs.lines.filter { !$0.hasPrefix("info:") && !$0.hasPrefix("warning:") && !$0.hasPrefix("error:") }
+        logRecords.filter(\.isAccess).map(\.message)
     }
+
+    /// The text log lines captured so far, taken apart.
+    var logRecords: [LogRecord] { logs.lines.compactMap(LogRecord.init) }
+}
+
+/// A text log line taken apart (operations.md §2): `TIME LEVEL [REQUEST-ID] message`.
+struct LogRecord: Sendable, CustomStringConvertible {
+    let time: String
+    let level: String
+    let requestID: String?
+    let message: String
+
+    init?(_ line: String) {
+        let pattern = /^(?<time>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (?<level>debug|info|warning|error)(?: \[(?<id>[!-~]+)\])? (?<message>.*)$/
+        guard let match = line.wholeMatch(of: pattern) else { return nil }
+        time = String(match.time)
+        level = String(match.level)
+        requestID = match.id.map(String.init)
+        message = String(match.message)
+    }
+
+    /// An access line: `REMOTE METHOD PATH STATUS BYTES DURATIONms`.
+    var isAccess: Bool {
+        level == "info" && requestID != nil && message.wholeMatch(of: /\S+ [A-Z-]+ \S+ \d{3} \d+ \d+(\.\d+)?ms/) != nil
+    }
+
+    var description: String { "\(time) \(level) \(requestID.map { "[\($0)] " } ?? "")\(message)" }
 }
 
 /// Files of a test tree.

@@ -48,7 +48,7 @@ import Testing
         let depot = try await TestDepot.start(tree: tree)
         defer { Task { await depot.stop() } }
         #expect(try await depot.send("GET", ListPath.v1.rawValue).status == 200)
-        #expect(depot.logs.lines.contains { $0.hasPrefix("warning: ") && $0.contains("lists.json: is not a JSON object") }, "\(depot.logs.lines)")
+        #expect(depot.logRecords.contains { $0.level == "warning" && $0.message.contains("lists.json: is not a JSON object") }, "\(depot.logs.lines)")
     }
 
     @Test func replicasOnCopiesAgree() async throws {
@@ -139,7 +139,10 @@ import Testing
             #expect(try await Self.updated(depot) == Timestamp.rfc3339(publishTime))
             // The record now holds the new times: a restart (or a replica) serves the same validators.
             #expect(try TreeFiles.recordedTime(catalog: depot.catalogDirectory, list: .v2) == publishTime)
-            let restarted = try await withDepot(tree: depot.tree) { try await Self.all($0) }
+            // (A replica of its own: one SQLite data directory serves one instance.)
+            let restarted = try await withDepot(tree: depot.tree, configure: { $0.dataDirectory = depot.tree.path + "/var-replica" }) {
+                try await Self.all($0)
+            }
             #expect(restarted == after)
         }
     }

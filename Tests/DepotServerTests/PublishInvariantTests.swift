@@ -29,7 +29,7 @@ struct PublishInvariantTests {
         let (tree, paths) = try Self.tree()
         let publisher = Publisher(paths: paths)
         for expected in 1...3 { #expect(try publisher.publish(Self.request(tree)).version == expected) }
-        #expect(try publisher.prune(keep: 1).sorted() == ["level9/1", "level9/2"])
+        #expect(try publisher.prune(keep: 1).map(\.name).sorted() == ["level9/1", "level9/2"])
         for reused in [1, 2, 3] {
             #expect(throws: PublishError.versionExists(pack: "level9", version: reused, newest: 3)) {
                 try publisher.publish(Self.request(tree, version: reused))
@@ -173,7 +173,6 @@ struct PublishInvariantTests {
         ["publish", "--pack", "../evil", "--product", "com.example.depot.x", "--type", "consumable", "--title", "T", "source/a.bin"],
         ["publish", "--pack", "ok", "--product", "x/y", "--type", "consumable", "--title", "T", "source/a.bin"],
         ["publish", "--pack", "ok", "--product", "com.example.depot.x", "--type", "consumable", "--title", "T", "source/missing.bin"],
-        ["retire", "--product", "com.example.depot.nosuch"],
         ["token", "--pack", "../x"],
     ])
     func invalidOptionValuesAreUsageErrors(_ arguments: [String]) async throws {

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import DepotCore
 import DepotCrypto
 @testable import DepotServer
@@ -116,8 +117,14 @@ import Testing
 
     @Test func operatorTokensUseTheDataDirectoryKeyWithoutASecret() throws {
         let data = TemporaryDirectory("token-key")
-        let token = try OperatorTokens.issue(pack: "level3", ttl: 60, account: "support", secret: nil, dataDirectory: data.path)
+        // Issue 11: without a key there is nothing to sign with that a server would accept: refused, nothing created.
+        #expect(throws: ConfigurationError.self) {
+            try OperatorTokens.issue(pack: "level3", ttl: 60, account: nil, secret: nil, dataDirectory: data.path)
+        }
+        #expect(!FileManager.default.fileExists(atPath: data.path + "/token.key"))
+        // The server creates the key on its first start; the operator's token is signed with it.
         let key = try TokenKey.load(secret: nil, dataDirectory: data.path)
+        let token = try OperatorTokens.issue(pack: "level3", ttl: 60, account: "support", secret: nil, dataDirectory: data.path)
         #expect(key.count == 32)
         let claims = try DownloadTokenAuthority(key: key).verify(token, now: Int64(Date().timeIntervalSince1970)).get()
         #expect(claims.pack == "level3")

@@ -120,10 +120,19 @@ import Testing
     }
 
     @Test func health() throws {
-        let report = HealthReport(status: "unavailable", catalog: .init(products: 0, updated: nil, error: "bad"),
-                                  disk: .init(contentFreeBytes: 1, dataFreeBytes: 2), ledger: "not writable")
-        #expect(try Self.text(report) == "{\"status\": \"unavailable\", \"catalog\": {\"products\": 0, \"updated\": null, \"error\": \"bad\"}, "
-            + "\"disk\": {\"contentFreeBytes\": 1, \"dataFreeBytes\": 2}, \"ledger\": \"not writable\"}\n")
+        var report = HealthReport(catalog: .init(products: 0, updated: nil, error: "bad"),
+                                  disk: .init(contentFreeBytes: 1, dataFreeBytes: 2), ledger: .init(status: "ok", backend: "sqlite"))
+        #expect(try Self.text(report) == "{\"status\": \"ok\", \"catalog\": {\"products\": 0, \"updated\": null, \"error\": \"bad\"}, "
+            + "\"disk\": {\"contentFreeBytes\": 1, \"dataFreeBytes\": 2}, \"ledger\": {\"status\": \"ok\", \"backend\": \"sqlite\"}}\n")
+        // A part that is unwell degrades the status and says why; one that cannot serve makes it unavailable, for good.
+        report.degrade(because: "the last reload failed")
+        #expect(report.status == "degraded" && report.isServing)
+        report.fail(because: "the ledger cannot be written")
+        report.degrade(because: "later")
+        #expect(report.status == "unavailable" && !report.isServing)
+        #expect(try Self.text(report).hasPrefix("{\"status\": \"unavailable\", \"reasons\": [\"the last reload failed\", \"the ledger cannot be written\", \"later\"], "))
+        #expect(try Self.text(report.summary) == "{\"status\": \"unavailable\"}\n")
+        #expect(try WireJSON.decode(HealthReport.self, from: WireJSON.encode(report)) == report)
     }
 
     @Test func internetDates() {

@@ -37,11 +37,12 @@ public final class CatalogStore: Sendable {
     var lastFailure: CatalogProblems? { state.withLock { $0.failure } }
 
     /// Loads now (blocking). Returns the problems when the files are not usable.
+    /// `logger` is the store's own unless a request caused the reload (its lines then carry the request's ID).
     @discardableResult
-    func reload() -> CatalogProblems? {
+    func reload(logger: Logger? = nil) -> CatalogProblems? {
         // One reload at a time (the watcher, a publish by HTTP, a test): the later one reads the files after
         // the earlier one, so a stale build never replaces a newer one.
-        reloading.withLock { _ in reloadNow() }
+        reloading.withLock { _ in reloadNow(logger: logger ?? self.logger) }
     }
 
     private let reloading = Mutex<Void>(())
@@ -54,7 +55,7 @@ public final class CatalogStore: Sendable {
     /// When a snapshot was last swapped in (tests measure the reload latency from the server's side).
     var lastSwapTime: Date? { lastSwap.withLock { $0 } }
 
-    private func reloadNow() -> CatalogProblems? {
+    private func reloadNow(logger: Logger) -> CatalogProblems? {
         let started = ContinuousClock.now
         let fingerprint = currentFingerprint()
         switch SnapshotLoader.load(paths: paths, cacheControl: cacheControl, manifestCache: manifestCache, replicaCount: replicaCount) {
@@ -68,7 +69,7 @@ public final class CatalogStore: Sendable {
             lastSwap.withLock { $0 = Date() }
             swapHandler.withLock { $0 }?()
             for warning in snapshot.warnings where !(previous?.warnings.contains(warning) ?? false) {
-                logger.warning("content: \(warning)")
+                logger.warning(.contentWarning, "content: \(warning)")
             }
             var directories = Set<String>()
             for pack in snapshot.content.packs.values { for v in pack.versions.values { directories.insert(v.directory) } }
@@ -76,7 +77,7 @@ public final class CatalogStore: Sendable {
             if previous != nil {
                 let elapsed = ContinuousClock.now - started
                 let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-                logger.info("catalog reloaded: \(snapshot.liveProductCount) live products (\(Int(milliseconds)) ms)")
+                logger.info(.catalogReloaded, "catalog reloaded: \(snapshot.liveProductCount) live products (\(Int(milliseconds)) ms)")
             }
             return nil
         case .failure(let problems):
@@ -86,7 +87,7 @@ public final class CatalogStore: Sendable {
                 return s.snapshot != nil
             }
             let kept = hadSnapshot ? "; still serving the last good catalog" : ""
-            logger.error("catalog refused\(kept): \(problems.problems.map(\.description).joined(separator: "; "))")
+            logger.error(.catalogRefused, "catalog refused\(kept): \(problems.problems.map(\.description).joined(separator: "; "))")
             return problems
         }
     }

@@ -47,6 +47,15 @@ public struct DepotConfiguration: ParsableOptions {
     public var catalogMaxAge = 0
     @Setting("access-log", help: "one line per request on stderr")
     public var accessLog = Toggle.on
+    @Setting("log-format", help: "how log lines on stderr look (`json` is one object per line)")
+    public var logFormat = LogFormat.text
+    @Setting("ops-listen", .listenAddress, help: "a second listener for `/metrics`, the detailed `/healthz` and `/admin/`",
+             valueName: "HOST:PORT", defaultText: "none (all on the public port)")
+    public var opsListen: ListenAddress?
+    @Setting("trusted-proxies", .addressBlocks,
+             help: "peers believed about the client (`X-Forwarded-For`, `Forwarded`) and `X-Request-ID`", valueName: "CIDR,...",
+             defaultText: "none")
+    public var trustedProxies: [AddressBlock] = []
     @Setting("apple-timeout", .seconds, help: "seconds before a call to Apple counts as failed")
     public var appleTimeout: Double = 10
     @Setting("header-timeout", .seconds, help: "seconds to receive a request head")

@@ -113,25 +113,3 @@ public final class Metrics: Sendable {
         return out
     }
 }
-
-/// Feeds every finished exchange to the metrics and, when on, the access log.
-struct ExchangeRecorder: ServerObserver {
-    let metrics: Metrics
-    let accessLog: Logger?
-
-    func exchangeCompleted(_ record: ExchangeRecord) {
-        let seconds = Double(record.durationNanoseconds) / 1e9
-        metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent, seconds: seconds,
-                              shard: record.loopIndex)
-        guard let accessLog else { return }
-        // Path only: the query may carry a token.
-        let path = record.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        let milliseconds = (seconds * 1000 * 1000).rounded() / 1000
-        accessLog.raw("\(record.remoteAddress) \(record.method) \(Self.sanitize(path)) \(record.status) \(record.bytesSent) \(milliseconds)ms")
-    }
-
-    /// Control characters never reach the log.
-    static func sanitize(_ text: String) -> String {
-        String(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
-    }
-}

@@ -8,8 +8,9 @@ enum TokenKey {
         let description: String
     }
 
-    /// The key bytes. A configured secret must be at least 32 characters.
-    static func load(secret: String?, dataDirectory: String) throws(Failure) -> [UInt8] {
+    /// The key bytes. A configured secret must be at least 32 characters. Without `create`, a missing
+    /// `token.key` is an error instead of a new key (a key no server knows would sign tokens no server accepts).
+    static func load(secret: String?, dataDirectory: String, create: Bool = true) throws(Failure) -> [UInt8] {
         if let secret {
             guard secret.utf8.count >= 32 else {
                 throw Failure(description: "--token-secret: must be at least 32 characters")
@@ -18,6 +19,10 @@ enum TokenKey {
         }
         let path = dataDirectory + "/token.key"
         if let existing = try read(path) { return existing }
+        guard create else {
+            throw Failure(description: "no token key at \(path): give the --data directory of the server (its token.key), "
+                + "or the server's --token-secret")
+        }
         do {
             try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         } catch {

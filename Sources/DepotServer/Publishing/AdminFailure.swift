@@ -28,4 +28,8 @@ enum AdminFailure: Error, Sendable, Equatable {
     case digestMismatch
     /// Writing the staging area failed.
     case storage(String)
+    /// An upload cannot be deleted: the version is published (published versions go only by pruning).
+    case versionPublished(pack: String, version: Int)
+    /// The prune body is not `{"keep": N, "pack": ..., "dryRun": ...}`.
+    case badPruneBody(String)
 }

@@ -14,10 +14,12 @@ final class AdminService: Sendable {
     let store: CatalogStore
     let logger: Logger
     private let tokenDigest: [UInt8]
-    private let publishing = BlockingQueue(label: "depot.admin.publish")
+    let publishing = BlockingQueue(label: "depot.admin.publish")
+    /// Listings and checks, which only read (a long check does not hold up a publish).
+    let inspecting = BlockingQueue(label: "depot.admin.inspect")
     /// Uploads in flight and publishes under way, per `pack/version`: a publish waits for no upload (it is
     /// refused while one is in flight) and an upload never lands in a version a publish has claimed.
-    private let activity = Mutex<UploadActivity>(UploadActivity())
+    let activity = Mutex<UploadActivity>(UploadActivity())
 
     struct UploadActivity {
         var inFlight: [String: Int] = [:]
@@ -51,7 +53,7 @@ final class AdminService: Sendable {
     }
 
     /// The pack and version of an admin URL, checked.
-    private static func packVersion(_ request: RouteRequest) throws(AdminFailure) -> (pack: String, version: Int) {
+    static func packVersion(_ request: RouteRequest) throws(AdminFailure) -> (pack: String, version: Int) {
         let pack = request.parameter("pack")
         guard Identifiers.isValidPackID(pack) else { throw .badPackID(pack) }
         guard let version = Identifiers.parseVersion(request.parameter("version")) else { throw .badVersion }
@@ -74,10 +76,11 @@ final class AdminService: Sendable {
     /// `POST /admin/v1/packs/{pack}/{version}/publish`.
     func publish(_ request: RouteRequest) throws -> Handling {
         let (pack, version) = try Self.packVersion(request)
+        let log = logger.with(requestID: request.requestID)
         return .collectBody(limit: 64 * 1024) { [self] body in
             .later { [self] in
                 do {
-                    return try await publish(body, pack: pack, version: version)
+                    return try await publish(body, pack: pack, version: version, log: log)
                 } catch let error as any AnswerableError {
                     return error.answer.response(.adminPublish)
                 } catch {
@@ -91,9 +94,10 @@ final class AdminService: Sendable {
     func rollback(_ request: RouteRequest) throws -> Handling {
         let pack = request.parameter("pack")
         guard Identifiers.isValidPackID(pack) else { throw AdminFailure.badPackID(pack) }
+        let log = logger.with(requestID: request.requestID)
         return .collectBody(limit: 64 * 1024) { [self] body in
             .later { [self] in
-                await answer(.adminRollback) { publisher throws(PublishError) in
+                await answer(.adminRollback, log: log) { publisher throws(PublishError) in
                     try publisher.rollback(pack: pack, to: try Self.rollbackTarget(body))
                 }
             }
@@ -103,8 +107,9 @@ final class AdminService: Sendable {
     /// `POST /admin/v1/packs/{pack}/{version}/promote`: `200` with the publish answer.
     func promote(_ request: RouteRequest) throws -> Handling {
         let (pack, version) = try Self.packVersion(request)
+        let log = logger.with(requestID: request.requestID)
         return .reply(.later { [self] in
-            await answer(.adminPromote) { publisher throws(PublishError) in try publisher.promote(pack: pack, version: version) }
+            await answer(.adminPromote, log: log) { publisher throws(PublishError) in try publisher.promote(pack: pack, version: version) }
         })
     }
 
@@ -123,7 +128,7 @@ final class AdminService: Sendable {
 
     /// Runs a rollback or promote on the publishing queue, reloads the catalog and answers `200` with the
     /// publish answer (or the refusal).
-    private func answer(_ label: RouteLabel, _ work: @escaping @Sendable (Publisher) throws(PublishError) -> PublishOutcome) async -> Response {
+    private func answer(_ label: RouteLabel, log: Logger, _ work: @escaping @Sendable (Publisher) throws(PublishError) -> PublishOutcome) async -> Response {
         let publisher = self.publisher
         let result: Result<PublishOutcome, PublishError> = await publishing.run {
             do throws(PublishError) { return .success(try work(publisher)) } catch { return .failure(error) }
@@ -132,8 +137,8 @@ final class AdminService: Sendable {
         case .failure(let error):
             return error.answer.response(label)
         case .success(let outcome):
-            store.reload()
-            logger.info("\(label == .adminRollback ? "rolled back" : "promoted") \(outcome.pack): version \(outcome.version) is live")
+            store.reload(logger: log)
+            log.info(.catalogChanged, "\(label == .adminRollback ? "rolled back" : "promoted") \(outcome.pack): version \(outcome.version) is live")
             return JSONAnswer.response(status: 200, Self.publishAnswer(outcome), label)
         }
     }
@@ -220,7 +225,7 @@ final class AdminService: Sendable {
 
     // MARK: - Publish
 
-    private func publish(_ body: [UInt8], pack: String, version: Int) async throws -> Response {
+    private func publish(_ body: [UInt8], pack: String, version: Int, log: Logger) async throws -> Response {
         let request = try Self.publishRequest(body, pack: pack, version: version)
         if let refusal = publisher.versionRefusal(pack: pack, version: version) { throw refusal }
         let directory = uploadsDirectory + "/\(pack)/\(version)"
@@ -239,8 +244,8 @@ final class AdminService: Sendable {
             do throws(PublishError) { return .success(try publisher.publishStaged(request, uploadedDirectory: directory)) } catch { return .failure(error) }
         }
         let outcome = try result.get()
-        store.reload()
-        logger.info("published \(outcome.pack) version \(outcome.version) by the admin API")
+        store.reload(logger: log)
+        log.info(.catalogChanged, "published \(outcome.pack) version \(outcome.version) by the admin API")
         return JSONAnswer.response(status: 201, Self.publishAnswer(outcome), .adminPublish)
     }
 

@@ -73,6 +73,10 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
     /// Rollback or promote cannot take this version (`409`): pruned, the live one, older than the live one
     /// (promote), newer than it (rollback), or no version to go back to.
     case versionRefused(String)
+    /// No such product in the catalog (retire, un-retire).
+    case unknownProduct(String)
+    /// No such pack in the content directory (prune of one pack).
+    case unknownPack(String)
 
     public var description: String {
         switch self {
@@ -86,6 +90,8 @@ public enum PublishError: Error, Sendable, CustomStringConvertible, Equatable {
         case .io(let why): why
         case .noSuchVersion(let pack, let version): "pack \(pack) has no version \(version)"
         case .versionRefused(let why): why
+        case .unknownProduct(let id): "no product \"\(id)\" in the catalog"
+        case .unknownPack(let id): "no pack \"\(id)\" in the content directory"
         }
     }
 }

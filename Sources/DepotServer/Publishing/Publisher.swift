@@ -263,50 +263,6 @@ public struct Publisher: Sendable {
         }
     }
 
-    // MARK: - Retire and prune
-
-    /// Takes a product off sale; owners keep access to its pack.
-    public func retire(productID: String) throws(PublishError) {
-        try withLock { () throws(PublishError) in
-            let catalog = try loadCatalog()
-            guard let index = catalog.products.firstIndex(where: { $0.id == productID }) else {
-                throw .invalid("no product \"\(productID)\" in the catalog")
-            }
-            var updated = catalog
-            updated.products[index].status = .retired
-            let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
-            try writeCatalog(updated, previous: catalog, previousContent: content)
-        }
-    }
-
-    /// Deletes versions older than the newest `keep` that are not live. Returns `pack/version` of each removed.
-    public func prune(keep: Int) throws(PublishError) -> [String] {
-        guard keep >= 1 else { throw .invalid("keep must be at least 1") }
-        return try withLock { () throws(PublishError) -> [String] in
-            removeStaleStaging()
-            var removed: [String] = []
-            let content = ContentIndex.load(contentDirectory: paths.contentDirectory, displayPrefix: paths.contentDirectory, cache: ManifestCache())
-            for pack in content.packs.values.sorted(by: { $0.id < $1.id }) {
-                let directory = paths.contentDirectory + "/" + pack.id
-                let versions = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-                    .compactMap { Identifiers.parseVersion($0) }.sorted(by: >)
-                // Never the live version, and never a staged one (newer than the live one, `pack-updates.md` §4).
-                for version in versions.dropFirst(keep) where pack.current.map({ version < $0 }) ?? false {
-                    // Move out of the live tree in one rename, then delete at leisure.
-                    let trash = stagingDirectory + "/prune-\(pack.id)-\(version)-\(UInt32.random(in: 0...UInt32.max))"
-                    do { try DurableFiles.makeDirectory(stagingDirectory) } catch { throw .io("\(error)") }
-                    guard rename(directory + "/\(version)", trash) == 0 else {
-                        throw .io("cannot remove \(directory)/\(version): \(systemMessage(errno))")
-                    }
-                    try? DurableFiles.syncDirectory(directory)
-                    DurableFiles.removeTree(trash)
-                    removed.append("\(pack.id)/\(version)")
-                }
-            }
-            return removed
-        }
-    }
-
     // MARK: - Catalog files
 
     func loadCatalog() throws(PublishError) -> Catalog {

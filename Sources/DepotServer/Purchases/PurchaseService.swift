@@ -46,12 +46,14 @@ final class PurchaseService: Sendable {
     // MARK: - Routes
 
     /// `POST /v1/receipts`.
-    func receipts(_ head: RequestHead) throws(PurchaseFailure) -> Handling {
+    /// `requestID` marks every line logged on the way (operations.md §2).
+    func receipts(_ head: RequestHead, requestID: String? = nil) throws(PurchaseFailure) -> Handling {
         guard Self.isJSON(head) else { throw .unsupportedMediaType }
+        let log = logger.with(requestID: requestID)
         return .collectBody(limit: Self.bodyLimit) { [self] body in
             .later { [self] in
                 do throws(PurchaseFailure) {
-                    return JSONAnswer.response(try await unlock(body), .receipts)
+                    return JSONAnswer.response(try await unlock(body, log: log), .receipts)
                 } catch {
                     return error.answer.response(.receipts)
                 }
@@ -60,12 +62,13 @@ final class PurchaseService: Sendable {
     }
 
     /// `POST /v1/notifications/appstore`.
-    func notifications(_ head: RequestHead) throws(PurchaseFailure) -> Handling {
+    func notifications(_ head: RequestHead, requestID: String? = nil) throws(PurchaseFailure) -> Handling {
         guard Self.isJSON(head) else { throw .unsupportedMediaType }
+        let log = logger.with(requestID: requestID)
         return .collectBody(limit: Self.bodyLimit) { [self] body in
             .later { [self] in
                 do throws(NotificationFailure) {
-                    try await receiveNotification(body)
+                    try await receiveNotification(body, log: log)
                     return Response(status: 200, headers: HTTPFields(), body: .bytes([]), route: RouteLabel.notifications.rawValue)
                 } catch {
                     return error.answer.response(.notifications)
@@ -93,7 +96,9 @@ final class PurchaseService: Sendable {
     // MARK: - Receipts
 
     /// Validates the body's receipt or transactions, records them, and answers with the entitlements.
-    func unlock(_ body: [UInt8]) async throws(PurchaseFailure) -> PurchaseAnswer {
+    /// `log` is the request's logger (the service's own by default).
+    func unlock(_ body: [UInt8], log: Logger? = nil) async throws(PurchaseFailure) -> PurchaseAnswer {
+        let logger = log ?? self.logger
         let request = try PurchaseBody.parse(body)
         let facts: [PurchaseFact]
         let environment: String
@@ -104,10 +109,10 @@ final class PurchaseService: Sendable {
             case .invalid(let status, let reason):
                 throw .receiptInvalid(reason, appleStatus: status)
             case .unavailable(let status, let reason):
-                logger.warning("verifyReceipt unavailable: \(reason)")
+                logger.warning(.appleUnavailable, "verifyReceipt unavailable: \(reason)")
                 throw .appleUnavailable(appleStatus: status)
             case .misconfigured(let status, let reason):
-                logger.error("verifyReceipt misconfigured: \(reason) (check --apple-shared-secret and the endpoint URLs)")
+                logger.error(.appleMisconfigured, "verifyReceipt misconfigured: \(reason) (check --apple-shared-secret and the endpoint URLs)")
                 throw .appleMisconfigured(appleStatus: status)
             case .valid(let response, let where_):
                 guard response.hasReceipt, response.bundleID == bundleID else {
@@ -126,26 +131,29 @@ final class PurchaseService: Sendable {
                 case .failure(.invalid(let check, let detail)):
                     throw .receiptInvalid("transactions[\(index)]: \(detail)", check: check.rawValue)
                 case .failure(.retryable(let detail)):
-                    logger.warning("JWS verification could not run: \(detail)")
+                    logger.warning(.appleUnavailable, "JWS verification could not run: \(detail)")
                     throw .verificationUnavailable
                 }
             }
             facts = verified
             environment = verified.first?.environment ?? "Production"
         }
-        return try await grant(facts, account: request.account, environment: environment, subscriptionExpired: subscriptionExpired)
+        return try await grant(facts, account: request.account, environment: environment, subscriptionExpired: subscriptionExpired,
+                               log: logger)
     }
 
     /// Records the purchases, binds them to the account, and turns each into an entitlement or a rejection
     /// (``EntitlementRules``).
-    func grant(_ facts: [PurchaseFact], account: String?, environment: String, subscriptionExpired: Bool) async throws(PurchaseFailure) -> PurchaseAnswer {
+    func grant(_ facts: [PurchaseFact], account: String?, environment: String, subscriptionExpired: Bool,
+               log: Logger? = nil) async throws(PurchaseFailure) -> PurchaseAnswer {
+        let logger = log ?? self.logger
         guard let snapshot = store.current else { throw .catalogUnavailable }
         let time = now()
         let decisions: [String: BindingDecision]
         do {
             decisions = try await ledger.record(facts.map(Self.ledgerPurchase), account: account, policy: policy, now: time)
         } catch {
-            logger.error("ledger write failed: \(error)")
+            logger.error(.ledgerFailed, "ledger write failed: \(error)")
             throw .ledgerUnavailable
         }
         let verdicts = EntitlementRules.judge(facts, catalog: snapshot.catalog, standing: { original in
@@ -186,21 +194,22 @@ final class PurchaseService: Sendable {
 
     // MARK: - Notifications
 
-    func receiveNotification(_ body: [UInt8]) async throws(NotificationFailure) {
+    func receiveNotification(_ body: [UInt8], log: Logger? = nil) async throws(NotificationFailure) {
+        let logger = log ?? self.logger
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             throw .badRequest("The body is not a JSON object.")
         }
         if let signed = object["signedPayload"] {
             guard let payload = signed as? String else { throw .badRequest("`signedPayload` must be a string.") }
-            try await receiveV2(payload)
+            try await receiveV2(payload, logger: logger)
         } else if object["notification_type"] != nil {
-            try await receiveV1(object)
+            try await receiveV1(object, logger: logger)
         } else {
             throw .badRequest("Not an App Store Server Notification (no `signedPayload` or `notification_type`).")
         }
     }
 
-    private func receiveV2(_ payload: String) async throws(NotificationFailure) {
+    private func receiveV2(_ payload: String, logger: Logger) async throws(NotificationFailure) {
         let notification: StoreKitNotification
         switch signedData.verifyNotification(payload, now: now()) {
         case .success(let verified):
@@ -211,7 +220,7 @@ final class PurchaseService: Sendable {
             throw .wrongBundle("The notification is for another app: \(detail)")
         case .failure(.invalid(.environment, let detail)):
             // Verified, but from an environment this server does not serve (sandbox when sandbox is off).
-            logger.info("notification ignored: \(detail)")
+            logger.info(.notification, "notification ignored: \(detail)")
             return
         case .failure(.invalid(let check, let detail)):
             throw .invalidSignature(detail, check: check.rawValue)
@@ -219,10 +228,10 @@ final class PurchaseService: Sendable {
             throw .verificationUnavailable(detail)
         }
         try await apply(NotificationEffect.of(notification), id: "v2:" + notification.notificationUUID,
-                        type: notification.notificationType.rawValue)
+                        type: notification.notificationType.rawValue, logger: logger)
     }
 
-    private func receiveV1(_ object: [String: Any]) async throws(NotificationFailure) {
+    private func receiveV1(_ object: [String: Any], logger: Logger) async throws(NotificationFailure) {
         guard let typeText = object["notification_type"] as? String else { throw .badRequest("`notification_type` must be a string.") }
         let type = NotificationType(rawValue: typeText)
         let password = (object["password"] as? String) ?? ""
@@ -244,10 +253,10 @@ final class PurchaseService: Sendable {
         let cancelled = effect.revocations.map { "\($0.transactionID)@\(Int64($0.revokedAt.timeIntervalSince1970 * 1000))" }
         let original = (object["original_transaction_id"] as? String) ?? (object["original_transaction_id"] as? NSNumber)?.stringValue ?? ""
         let id = "v1:\(typeText):\(original):" + cancelled.sorted().joined(separator: ",")
-        try await apply(effect, id: id, type: typeText)
+        try await apply(effect, id: id, type: typeText, logger: logger)
     }
 
-    private func apply(_ effect: NotificationEffect, id: String, type: String) async throws(NotificationFailure) {
+    private func apply(_ effect: NotificationEffect, id: String, type: String, logger: Logger) async throws(NotificationFailure) {
         let revoke = effect.revocations.map {
             LedgerRevocation(transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID, revokedAt: $0.revokedAt,
                              reason: $0.reason)
@@ -256,10 +265,10 @@ final class PurchaseService: Sendable {
         do {
             let applied = try await ledger.apply(notificationID: id, type: type, revoke: revoke, restore: restore, now: now())
             if applied, effect != .recordOnly {
-                logger.info("notification \(type): revoked \(revoke.count), restored \(restore.count)")
+                logger.info(.notification, "notification \(type): revoked \(revoke.count), restored \(restore.count)")
             }
         } catch {
-            logger.error("ledger write failed for a notification: \(error)")
+            logger.error(.ledgerFailed, "ledger write failed for a notification: \(error)")
             throw .ledgerUnavailable
         }
     }

@@ -6,30 +6,44 @@ import Server
 /// The application on the event loops: the product lists' fast path, then the route table.
 final class DepotResponder: Responder {
     let table: RouteTable
-    let lists: ProductListRoutes
+    /// The product lists' fast path; nil on a listener that does not serve them (the ops listener).
+    let lists: ProductListRoutes?
+    /// Request IDs and client addresses (trusted proxies).
+    let identifier: RequestIdentifier
     /// `/products_v1.json` and `/products_v2.json` as bytes, for the fast path.
     private let v1Path = Array(WirePath.productsV1.pattern.utf8)
     private let v2Path = Array(WirePath.productsV2.pattern.utf8)
 
-    init(table: RouteTable, lists: ProductListRoutes) {
+    init(table: RouteTable, lists: ProductListRoutes?, identifier: RequestIdentifier) {
         self.table = table
         self.lists = lists
+        self.identifier = identifier
     }
 
     /// The product lists straight from the head's bytes: their precomputed answers, before any String is made.
     /// Anything the precomputed answers do not cover (other methods, ranges, unusual conditions, no catalog)
     /// goes on to `handle` (and its fast path, then the table).
+    /// A request from a trusted proxy goes on too: its `X-Request-ID` and client are read from the decoded fields.
     func respond(toRaw head: RawRequestHead, context: RequestContext) -> Response? {
-        if head.pathIs(v1Path) { return lists.lists(loop: context.loopIndex)?.v1.respond(toRaw: head) }
-        if head.pathIs(v2Path) { return lists.lists(loop: context.loopIndex)?.v2.respond(toRaw: head) }
-        return nil
+        guard let lists else { return nil }
+        let list = head.pathIs(v1Path) ? lists.lists(loop: context.loopIndex)?.v1
+            : head.pathIs(v2Path) ? lists.lists(loop: context.loopIndex)?.v2 : nil
+        guard let list, !identifier.trusts(peer: context.remoteAddress), var response = list.respond(toRaw: head) else { return nil }
+        response.requestID = identifier.generate(loop: context.loopIndex)
+        return response
     }
 
     func handle(_ head: RequestHead, context: RequestContext) -> Handling {
+        // Every answer carries the request's ID (`X-Request-ID`) and the client it was for (the access line).
+        let identity = identifier.identify(head, peer: context.remoteAddress, loop: context.loopIndex)
+        return identity.stamp(route(head, context: context, identity: identity))
+    }
+
+    private func route(_ head: RequestHead, context: RequestContext, identity: RequestIdentity) -> Handling {
         // Fast path: a GET or HEAD of a product list, the hottest requests, is matched on the raw target's bytes
         // before any decoding or table lookup. The table has the same routes (a percent-encoded spelling, a
         // wrong method still reach them) and would give the same answer, only later.
-        if head.method == .get || head.method == .head {
+        if let lists, head.method == .get || head.method == .head {
             if Self.pathIs(head.target, v1Path) { return .reply(.response(lists.answer(head, .v1, loop: context.loopIndex))) }
             if Self.pathIs(head.target, v2Path) { return .reply(.response(lists.answer(head, .v2, loop: context.loopIndex))) }
         }
@@ -40,7 +54,7 @@ final class DepotResponder: Responder {
             response.closeConnection = true
             return .reply(.response(response))
         }
-        return table.handle(head, target: target, segments: segments, loop: context.loopIndex)
+        return table.handle(head, target: target, segments: segments, loop: context.loopIndex, requestID: identity.requestID)
     }
 
     /// Whether the target's path (before any `?`) is exactly `path`, compared as bytes.
@@ -53,8 +67,11 @@ final class DepotResponder: Responder {
         }
     }
 
-    /// The engine's refusals in the API's error shape (the error map words them), counted as `error`.
+    /// The engine's refusals in the API's error shape (the error map words them), counted as `error`, under an
+    /// ID of their own.
     func errorResponse(for error: ProtocolError) -> Response {
-        error.answer.response(.error)
+        var response = error.answer.response(.error)
+        response.requestID = identifier.generate(loop: 0)
+        return response
     }
 }

@@ -6,7 +6,8 @@ import Server
 /// product lists are also answered before the table by ``DepotResponder``'s fast path, with the same result.
 ///
 /// Adding a route is one `add` line in its group here (and its template in `WirePath` when it is a public
-/// URL); a listener that serves part of the API builds `table.subset([...])`.
+/// URL); a listener that serves part of the API builds `table.subset([...])`: with `--ops-listen`, the ops
+/// listener serves `table().subset(RouteLabel.operations)` and the public port ``publicTable()``.
 struct DepotRoutes {
     let lists: ProductListRoutes
     let packs: PackRoutes
@@ -15,7 +16,7 @@ struct DepotRoutes {
     /// nil when no admin token is configured: `/admin/` is then `404` throughout.
     let admin: AdminService?
 
-    /// The validated table of every route.
+    /// The validated table of every route (one port serves everything, or the ops listener takes its subset).
     func table() throws(RouteTableBuilder.Problem) -> RouteTable {
         var table = RouteTableBuilder()
         Self.declare(lists, in: &table)
@@ -23,6 +24,18 @@ struct DepotRoutes {
         Self.declare(purchases, in: &table)
         Self.declare(operations, in: &table)
         Self.declare(admin: admin, in: &table)
+        return try table.build()
+    }
+
+    /// The public port's table beside an ops listener (operations.md §3): `/healthz` answers the status only;
+    /// `/metrics` and everything under `/admin/` are `404`.
+    func publicTable() throws(RouteTableBuilder.Problem) -> RouteTable {
+        var table = RouteTableBuilder()
+        Self.declare(lists, in: &table)
+        Self.declare(packs, in: &table)
+        Self.declare(purchases, in: &table)
+        table.add([.get], WirePath.health, .healthz) { [operations] _ in .reply(operations.health(detailed: false)) }
+        Self.declare(admin: nil, in: &table)
         return try table.build()
     }
 
@@ -43,13 +56,13 @@ struct DepotRoutes {
 
     /// `POST /v1/receipts` (spec §4.2), `POST /v1/notifications/appstore` (spec §4.5).
     static func declare(_ purchases: PurchaseService, in table: inout RouteTableBuilder) {
-        table.add([.post], WirePath.receipts, .receipts) { try purchases.receipts($0.head) }
-        table.add([.post], WirePath.notifications, .notifications) { try purchases.notifications($0.head) }
+        table.add([.post], WirePath.receipts, .receipts) { try purchases.receipts($0.head, requestID: $0.requestID) }
+        table.add([.post], WirePath.notifications, .notifications) { try purchases.notifications($0.head, requestID: $0.requestID) }
     }
 
     /// `GET /healthz`, `GET /metrics` (spec §4.6).
     static func declare(_ operations: OperationRoutes, in table: inout RouteTableBuilder) {
-        table.add([.get], WirePath.health, .healthz) { _ in .reply(operations.health()) }
+        table.add([.get], WirePath.health, .healthz) { _ in .reply(operations.health(detailed: true)) }
         table.add([.get], WirePath.metrics, .metrics) { _ in .reply(.response(operations.metricsResponse())) }
     }
 
@@ -64,5 +77,12 @@ struct DepotRoutes {
         table.add([.post], WirePath.adminPublish, .adminPublish) { try admin.publish($0) }
         table.add([.post], WirePath.adminRollback, .adminRollback) { try admin.rollback($0) }
         table.add([.post], WirePath.adminPromote, .adminPromote) { try admin.promote($0) }
+        table.add([.delete], WirePath.adminUpload, .adminUploadDelete) { try admin.deleteUpload($0) }
+        table.add([.get], WirePath.adminPacks, .adminPacks) { admin.packs($0) }
+        table.add([.get], WirePath.adminProducts, .adminProducts) { try admin.products($0) }
+        table.add([.post], WirePath.adminRetire, .adminRetire) { admin.setStatus($0, retired: true) }
+        table.add([.post], WirePath.adminUnretire, .adminUnretire) { admin.setStatus($0, retired: false) }
+        table.add([.post], WirePath.adminPrune, .adminPrune) { admin.prune($0) }
+        table.add([.get], WirePath.adminCheck, .adminCheck) { admin.check($0) }
     }
 }

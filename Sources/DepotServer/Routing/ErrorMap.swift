@@ -179,6 +179,9 @@ extension AdminFailure: AnswerableError {
         case .digestMismatch:
             ErrorMap.answer(400, "digest_mismatch", "The uploaded bytes do not match the digest that was sent; nothing was kept.")
         case .storage(let why): ErrorMap.answer(500, "storage_error", why)
+        case .versionPublished(let pack, let version):
+            ErrorMap.answer(409, "conflict", "Version \(version) of pack \(pack) is published; published versions are only removed by pruning.")
+        case .badPruneBody(let why): ErrorMap.answer(400, "bad_request", why)
         }
     }
 }
@@ -194,6 +197,8 @@ extension PublishError: AnswerableError {
         case .io(let why): ErrorMap.answer(500, "storage_error", why)
         case .noSuchVersion: ErrorMap.answer(404, "not_found", description.prefix(1).uppercased() + description.dropFirst() + ".")
         case .versionRefused(let why): ErrorMap.answer(409, "conflict", why.prefix(1).uppercased() + why.dropFirst() + "; nothing was changed.")
+        case .unknownProduct(let id): ErrorMap.answer(404, "not_found", "No product \"\(id)\" in the catalog.")
+        case .unknownPack(let id): ErrorMap.answer(404, "not_found", "No pack \"\(id)\" in the content directory.")
         }
     }
 }

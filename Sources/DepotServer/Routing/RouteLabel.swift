@@ -16,8 +16,21 @@ enum RouteLabel: String, Sendable, CaseIterable {
     case adminPublish = "admin_publish"
     case adminRollback = "admin_rollback"
     case adminPromote = "admin_promote"
+    case adminUploadDelete = "admin_upload_delete"
+    case adminPacks = "admin_packs"
+    case adminProducts = "admin_products"
+    case adminRetire = "admin_retire"
+    case adminUnretire = "admin_unretire"
+    case adminPrune = "admin_prune"
+    case adminCheck = "admin_check"
     /// No route: unknown paths and undecodable ones.
     case other
     /// Protocol errors the engine answers before any route (parse failures, bodies over their limit).
     case error
+
+    /// What the ops listener serves (operations.md §3): health, metrics and the admin API.
+    static let operations: Set<RouteLabel> = [
+        .healthz, .metrics, .admin, .adminUpload, .adminPublish, .adminUploadDelete, .adminPacks, .adminProducts, .adminRetire,
+        .adminUnretire, .adminPrune, .adminCheck,
+    ]
 }

@@ -9,6 +9,8 @@ struct RouteRequest: Sendable {
     let parameters: PathParameters
     /// The event loop the request runs on (per-loop caches are indexed by it).
     let loop: Int
+    /// The request's ID (operations.md §2): lines logged while handling it carry it.
+    var requestID: String? = nil
 
     /// A matched parameter; "" when the template has none of that name (a table built from these templates
     /// always has them).

@@ -210,7 +210,7 @@ extension ConnectionStateMachine {
         if includeBody { outbound.append(response.body) }
         let queued = Queued(end: outbound.queuedTotal, method: current.method, target: current.target, status: response.status,
                             route: response.route, bodyBytes: includeBody ? response.body.length : 0, started: current.started,
-                            reserved: current.reserved)
+                            reserved: current.reserved, requestID: response.requestID, clientAddress: response.clientAddress)
         if oldestQueued == nil { oldestQueued = queued } else { moreQueued.append(queued) }
         if keepAlive {
             state = .readingHead
@@ -229,7 +229,8 @@ extension ConnectionStateMachine {
             environment.observer?.exchangeCompleted(ExchangeRecord(
                 method: oldest.method, target: oldest.target, status: oldest.status, route: oldest.route,
                 bytesSent: oldest.bodyBytes, durationNanoseconds: now.nanoseconds &- oldest.started,
-                remoteAddress: remoteAddress, loopIndex: environment.loopIndex))
+                remoteAddress: remoteAddress, loopIndex: environment.loopIndex,
+                requestID: oldest.requestID, clientAddress: oldest.clientAddress ?? remoteAddress))
             oldestQueued = moreQueued.isEmpty ? nil : moreQueued.removeFirst()
         }
     }

@@ -45,6 +45,8 @@ package struct ConnectionStateMachine {
         var bodyBytes: Int64
         var started: UInt64
         var reserved: Int
+        var requestID: String?
+        var clientAddress: String?
     }
 
     let environment: ConnectionEnvironment

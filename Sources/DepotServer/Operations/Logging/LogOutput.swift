@@ -11,6 +11,8 @@ public final class LogOutput: Sendable {
     private let captured = Mutex<[String]>([])
     private let queue = Mutex<(lines: [String], bytes: Int, dropped: Int, writing: Bool)>(([], 0, 0, false))
     private let wake = LogWake()
+    /// How the notice of dropped lines is written (the format of the server using this output).
+    private let noticeFormat = Mutex<LogFormat>(.text)
     private static let capacityBytes = 8 << 20
 
     /// Lines go to standard error.
@@ -28,6 +30,11 @@ public final class LogOutput: Sendable {
 
     /// Lines captured so far (capturing outputs only).
     public var lines: [String] { captured.withLock { $0 } }
+
+    /// Writes the notice of dropped lines in `format` from now on.
+    func adopt(_ format: LogFormat) {
+        noticeFormat.withLock { $0 = format }
+    }
 
     func write(_ line: String) {
         if capturing {
@@ -72,7 +79,12 @@ public final class LogOutput: Sendable {
                 if lines.isEmpty && dropped == 0 { break }
                 var text = ""
                 for line in lines { text += line; text += "\n" }
-                if dropped > 0 { text += "warning: \(dropped) log lines dropped while standard error was not writable\n" }
+                if dropped > 0 {
+                    let format = noticeFormat.withLock { $0 }
+                    text += LogLine.render(format: format, level: .warning, event: .logsDropped, requestID: nil,
+                                           message: "\(dropped) log lines dropped while standard error was not writable")
+                    text += "\n"
+                }
                 text.withUTF8 { buffer in
                     var offset = 0
                     while offset < buffer.count {
@@ -106,19 +118,4 @@ private final class LogWake: @unchecked Sendable {
         pending = false
         condition.unlock()
     }
-}
-
-/// A small structured logger: `LEVEL message`. Libraries take one; nothing global.
-public struct Logger: Sendable {
-    public let output: LogOutput
-
-    public init(output: LogOutput = .standardError) {
-        self.output = output
-    }
-
-    public func info(_ message: String) { output.write("info: \(message)") }
-    public func warning(_ message: String) { output.write("warning: \(message)") }
-    public func error(_ message: String) { output.write("error: \(message)") }
-    /// A line exactly as given (the access log).
-    func raw(_ line: String) { output.write(line) }
 }

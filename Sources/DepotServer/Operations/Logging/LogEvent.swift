@@ -1,0 +1,26 @@
+/// What a log line is about: the `event` field of a JSON line, a small fixed set so that collectors can
+/// filter on it (operations.md §2). Text lines do not show it.
+public enum LogEvent: String, Sendable, CaseIterable {
+    /// One finished request (the access line).
+    case request
+    /// The server started or stopped, or refused to start.
+    case lifecycle
+    /// A catalog was swapped in.
+    case catalogReloaded = "catalog_reloaded"
+    /// A catalog on disk was refused (the last good one, if any, keeps serving).
+    case catalogRefused = "catalog_refused"
+    /// Something in the content tree is ignored (a version without a manifest, a damaged record, ...).
+    case contentWarning = "content_warning"
+    /// Apple could not be asked (`verifyReceipt` down, a timeout, a JWS check that could not run).
+    case appleUnavailable = "apple_unavailable"
+    /// Apple refused the server's own configuration (shared secret, URLs).
+    case appleMisconfigured = "apple_misconfigured"
+    /// The ledger could not record something.
+    case ledgerFailed = "ledger_failed"
+    /// An App Store notification was applied or ignored.
+    case notification
+    /// A pack version was published, a product retired or un-retired, versions pruned (admin API).
+    case catalogChanged = "catalog_changed"
+    /// Log lines were dropped while standard error did not take them.
+    case logsDropped = "logs_dropped"
+}
