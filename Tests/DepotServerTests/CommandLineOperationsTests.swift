@@ -56,8 +56,10 @@ struct CommandLineOperationsTests {
         let terminal = try PseudoTerminal()
         let child = try ChildProcess(Self.depot, arguments, standardOutput: terminal.slave)
         terminal.closeSlave()
+        // The terminal's reader thread sends Ctrl-C as soon as the bar is drawn (a test waiting on a loaded
+        // machine could see the bar too late, after the whole pack).
+        terminal.send(SIGINT, to: child.pid, whenDrawn: "\r[")
         #expect(await terminal.wait(timeout: 60) { $0.contains("\r[") }, "a progress bar on the terminal: \(terminal.text)")
-        child.send(SIGINT)
         let ended = await child.finish(timeout: 60)
         _ = await terminal.wait(timeout: 10) { $0.contains("resume") }
         let screen = terminal.text
@@ -166,6 +168,8 @@ struct CommandLineOperationsTests {
 final class PseudoTerminal: Sendable {
     private let master: Int32
     private let screen = Mutex<[UInt8]>([])
+    /// A signal to send to a process once the screen shows a text (checked by the reader thread).
+    private let trigger = Mutex<(signal: Int32, pid: Int32, text: String)?>(nil)
     /// The child's side.
     let slave: FileHandle
 
@@ -190,8 +194,23 @@ final class PseudoTerminal: Sendable {
                 if n < 0 && errno == EINTR { continue }
                 guard n > 0 else { break }
                 screen.withLock { $0 += buffer[0..<n] }
+                fireTrigger()
             }
         }.start()
+    }
+
+    /// Sends `signal` to `pid` from the reader thread as soon as the screen shows `text` (at once if it does).
+    func send(_ signal: Int32, to pid: Int32, whenDrawn text: String) {
+        trigger.withLock { $0 = (signal, pid, text) }
+        fireTrigger()
+    }
+
+    private func fireTrigger() {
+        trigger.withLock { pending in
+            guard let armed = pending, text.contains(armed.text) else { return }
+            kill(armed.pid, armed.signal)
+            pending = nil
+        }
     }
 
     /// Closes this process's copy of the child's side (so reading ends when the child exits).
