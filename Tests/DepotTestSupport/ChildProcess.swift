@@ -50,40 +50,37 @@ public final class ChildProcess: Sendable {
         }
     }
 
-    private let process: Process
+    private let child: SpawnedChild
     private let state = Shared()
 
     /// The child's process ID.
-    public var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { child.pid }
 
-    /// Starts `executable`; `environment` entries are added to this process's environment. `standardOutput` (a
-    /// terminal's slave side, say) replaces the captured stdout pipe; stdin is empty unless `input` is given.
+    /// Starts `executable` (with `posix_spawn`, see ``SpawnedChild``); `environment` entries are added to this
+    /// process's environment. `standardOutput` (a terminal's slave side, say) replaces the captured stdout pipe;
+    /// stdin is empty unless `input` is given.
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
                 input: Data? = nil, standardOutput: FileHandle? = nil) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe(), stdin = Pipe()
-        process.standardOutput = standardOutput ?? out
-        process.standardError = err
-        process.standardInput = stdin
-        process.terminationHandler = { [state] finished in
-            let status = finished.terminationReason == .uncaughtSignal ? 128 + finished.terminationStatus : finished.terminationStatus
+        child = try SpawnedChild.start(executable, arguments, environment: env, currentDirectory: directory,
+                                       standardOutput: standardOutput?.fileDescriptor)
+        let (child, state) = (child, state)
+        let waiter = Thread {
+            let status = child.waitForShellStatus()
             state.update { $0.status = status }
         }
-        try process.run()
-        if let input { stdin.fileHandleForWriting.write(input) }
-        try? stdin.fileHandleForWriting.close()
+        waiter.name = "child-exit"
+        waiter.start()
+        if let input { child.input.write(input) }
+        try? child.input.close()
         if standardOutput == nil {
-            Self.drain(out.fileHandleForReading, into: state, stdout: true)
+            Self.drain(child.output, into: state, stdout: true)
         } else {
+            try? child.output.close()
             state.update { $0.stdoutClosed = true }
         }
-        Self.drain(err.fileHandleForReading, into: state, stdout: false)
+        Self.drain(child.errorOutput, into: state, stdout: false)
     }
 
     /// Runs a program to its end (killed after `timeout` seconds) and returns what it wrote.
@@ -122,7 +119,7 @@ public final class ChildProcess: Sendable {
 
     /// Sends `signal` to the child.
     public func send(_ signal: Int32) {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        child.send(signal)
     }
 
     /// Waits for the child to exit and its output to end; kills it (SIGKILL) after `timeout` seconds.

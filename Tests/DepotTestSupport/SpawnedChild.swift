@@ -26,7 +26,7 @@ public final class SpawnedChild: @unchecked Sendable {
     public let errorOutput: FileHandle
 
     private let lock = NSLock()
-    private var reaped: Int32?
+    private var reaped: (code: Int32, signaled: Bool)?
 
     private init(pid: pid_t, input: FileHandle, output: FileHandle, errorOutput: FileHandle) {
         self.pid = pid
@@ -37,15 +37,18 @@ public final class SpawnedChild: @unchecked Sendable {
 
     /// Starts `executable` with `arguments`; `environment` is the child's whole environment (the test
     /// process's own when nil), `currentDirectory` its working directory.
+    ///
+    /// `standardOutput` (a terminal's slave side, say) becomes the child's stdout instead of a pipe; ``output``
+    /// then reads a pipe nobody writes to, which ends at once.
     public static func start(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-                             currentDirectory: String? = nil) throws -> SpawnedChild {
+                             currentDirectory: String? = nil, standardOutput: Int32? = nil) throws -> SpawnedChild {
         let stdin = try pipePair(), stdout = try pipePair(), stderr = try pipePair()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         // The pipes are close-on-exec in the parent; dup2 clears that flag on the child's 0, 1 and 2.
         posix_spawn_file_actions_adddup2(&actions, stdin.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdout.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, standardOutput ?? stdout.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderr.write, 2)
         guard let closeFrom = GNUSpawnActions.closeFrom, let changeDirectory = GNUSpawnActions.changeDirectory else {
             throw Failure(description: "this C library lacks posix_spawn_file_actions_addclosefrom_np/addchdir_np")
@@ -87,17 +90,29 @@ public final class SpawnedChild: @unchecked Sendable {
     /// ended it (as Foundation's `terminationStatus` reports it).
     @discardableResult
     public func waitForExit() -> Int32 {
+        let (code, _) = reap()
+        return code
+    }
+
+    /// Blocks until the child exits; its status as a shell reports it: the exit status, or 128 plus the number
+    /// of the signal that ended it.
+    public func waitForShellStatus() -> Int32 {
+        let (code, signaled) = reap()
+        return signaled ? 128 + code : code
+    }
+
+    private func reap() -> (code: Int32, signaled: Bool) {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 {
             if errno != EINTR { break }
         }
-        // WIFEXITED / WEXITSTATUS, which Swift cannot import as macros.
-        let code = status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
+        let result = status & 0x7f == 0 ? ((status >> 8) & 0xff, false) : (status & 0x7f, true)
         lock.lock()
         defer { lock.unlock() }
         if let reaped { return reaped }
-        reaped = code
-        return code
+        reaped = result
+        return result
     }
 
     private static func pipePair() throws -> (read: Int32, write: Int32) {
