@@ -14,13 +14,13 @@ struct TokenCommand: Command {
     var ttl: Int?
     @Option("account", help: "bind the token to an app account", valueName: "ACCOUNT")
     var account: String?
-    @OptionGroup(only: "content", "data", "token-secret", "token-ttl") var configuration: DepotConfiguration
+    @OptionGroup(only: "content", "data", "token-secret", "token-ttl", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         do {
-            say(try OperatorTokens.issue(pack: pack, ttl: ttl ?? configuration.tokenTTL, account: account,
-                                         secret: configuration.tokenSecret, dataDirectory: configuration.dataDirectory,
-                                         contentDirectory: configuration.contentDirectory))
+            say(try await OperatorTokens.issue(pack: pack, ttl: ttl ?? configuration.tokenTTL, account: account,
+                                               secret: configuration.tokenSecret, dataDirectory: configuration.dataDirectory,
+                                               contentDirectory: configuration.contentDirectory, ledger: configuration.ledger))
         } catch let refusal as OperatorTokens.Refusal {
             throw CommandFailure(refusal.description)
         }

@@ -53,22 +53,18 @@ public final class DepotApp: Sendable {
         guard access(paths.dataDirectory, W_OK | X_OK) == 0 else {
             throw ConfigurationError(option: "data", "\(paths.dataDirectory) is not writable")
         }
-        // One server per SQLite data directory (held until stop).
+        // One server per data directory (held until stop).
         let dataLock = try DataDirectoryLock.acquire(dataDirectory: paths.dataDirectory)
         var started = false
         defer { if !started { dataLock.release() } }
+        let roots = try loadTrustedRoots(configuration.appleRootCertificateFiles)
+        let ledger = try await openLedger(configuration)
         let key: [UInt8]
         do {
-            key = try TokenKey.load(secret: configuration.tokenSecret, dataDirectory: paths.dataDirectory)
+            key = try await tokenKey(configuration, ledger: ledger)
         } catch {
-            throw ConfigurationError(option: configuration.tokenSecret == nil ? "data" : "token-secret", error.description)
-        }
-        let roots = try loadTrustedRoots(configuration.appleRootCertificateFiles)
-        let ledger: Ledger
-        do {
-            ledger = try await Ledger.open(at: paths.dataDirectory + "/ledger.sqlite")
-        } catch {
-            throw ConfigurationError(option: "data", "cannot open the ledger: \(error)")
+            await ledger.close()
+            throw error
         }
 
         let loops = configuration.loops > 0 ? configuration.loops : System.coreCount
@@ -77,16 +73,16 @@ public final class DepotApp: Sendable {
             logger.error(.lifecycle, "starting without a usable catalog (\(problems.problems.count) problem(s)); fix the files and they are picked up")
         }
         let counter = ConnectionCounter()
-        let metrics = Metrics(shardCount: loops, openConnections: { counter.value })
+        let metrics = Metrics(shardCount: loops, openConnections: { counter.value }, ledger: ledger)
         let tokens = DownloadTokenAuthority(key: key)
-        let access = LedgerAccess(ledger: ledger)
+        let access = LedgerAccess(ledger: ledger, staleMax: configuration.ledgerStaleMax)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
                                loops: loops)
         // The parts of /healthz, in the order they report (a new part is one more entry).
         let health = HealthCheck(contributors: [
             CatalogHealth(store: store),
             DiskHealth(paths: paths, space: volumeSpace),
-            LedgerHealth(writable: { await ledger.checkWritable() }),
+            LedgerHealth(ledger: ledger, staleMax: configuration.ledgerStaleMax),
         ])
         let operations = OperationRoutes(health: health, metrics: metrics)
         let receiptVerifier = ReceiptVerifier(
@@ -177,6 +173,36 @@ public final class DepotApp: Sendable {
     @discardableResult
     public func reloadCatalog() -> Bool { store.reload() == nil }
 
+    /// Opens the ledger `--ledger` names. A failure is a configuration error naming `--ledger` (or `--data` for
+    /// the default `<data>/ledger.sqlite`), on one line, without a password.
+    static func openLedger(_ configuration: DepotConfiguration) async throws -> Ledger {
+        let location = configuration.ledger
+        do {
+            return try await Ledger.open(location, dataDirectory: configuration.paths.dataDirectory, poolSize: configuration.ledgerPool)
+        } catch {
+            if case .sqlite(nil) = location { throw ConfigurationError(option: "data", "cannot open the ledger: \(oneLine(error))") }
+            throw ConfigurationError(option: "ledger", oneLine(error))
+        }
+    }
+
+    /// The download-token key: `--token-secret`; else, with a PostgreSQL ledger, the key kept in the database
+    /// (the first instance creates it; replicas then accept each other's tokens); else `<data>/token.key`.
+    static func tokenKey(_ configuration: DepotConfiguration, ledger: Ledger) async throws -> [UInt8] {
+        if configuration.tokenSecret == nil && ledger.backend == .postgres {
+            do {
+                return try await ledger.tokenKey(generate: { SecureRandom.bytes(32) })
+            } catch {
+                throw ConfigurationError(option: "ledger", "cannot read the download-token key: \(oneLine(error))")
+            }
+        }
+        return try TokenKey.configured(secret: configuration.tokenSecret, dataDirectory: configuration.paths.dataDirectory)
+    }
+
+    /// A message on one line (libpq's span several).
+    package static func oneLine(_ error: some Error) -> String {
+        "\(error)".split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+    }
+
     /// The configured trust anchors for JWS chains, or the shipped Apple Root CA - G3.
     static func loadTrustedRoots(_ files: [String]?) throws -> [X509Certificate] {
         guard let files, !files.isEmpty else { return [AppleRootCertificates.rootCAG3()] }
@@ -211,11 +237,3 @@ final class ConnectionCounter: @unchecked Sendable {
     var value: Int { server?.openConnections ?? 0 }
 }
 
-/// The ledger's in-memory access index behind the pack routes' revocation check.
-struct LedgerAccess: AccessChecker {
-    let ledger: Ledger
-
-    func isAllowed(originalTransactionID: String, account: String?) -> Bool {
-        ledger.access(originalTransactionID: originalTransactionID, account: account) == .allowed
-    }
-}

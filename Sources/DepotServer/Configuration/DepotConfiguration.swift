@@ -74,6 +74,18 @@ public struct DepotConfiguration: ParsableOptions {
     public var bodyMinimumRate = 1024
     @Setting("loops", .integer(in: 0...256), help: "event-loop threads; `0` is one per core")
     public var loops = 0
+    @Setting("ledger", help: "`sqlite` (`<data>/ledger.sqlite`), `sqlite:PATH`, or `postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME[?PARAMS]` shared by every instance",
+             valueName: "LOCATION")
+    public var ledger = LedgerLocation.sqlite(path: nil)
+    @Setting("ledger-pool", .integer(in: 1...64), help: "PostgreSQL connections per instance")
+    public var ledgerPool = 8
+    @Setting("ledger-stale-max", .seconds,
+             help: "seconds pack downloads are still served from the last ledger state confirmed while PostgreSQL is away")
+    public var ledgerStaleMax: Double = 300
+    @Setting("edge-secret", .text(minimumLength: 32),
+             help: "the nginx edge's key to the origin route that fills its cache (≥ 32 characters; `depot edge-config nginx`)",
+             valueName: "SECRET", defaultText: "none (origin route off)")
+    public var edgeSecret: String?
 
     /// Every setting at its default.
     public init() {}

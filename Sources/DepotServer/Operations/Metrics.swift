@@ -1,4 +1,5 @@
 import Foundation
+import Ledger
 import Server
 import Synchronization
 
@@ -44,10 +45,12 @@ public final class Metrics: Sendable {
     private let shards: [ShardBox]
     private let apple = Mutex<(outcomes: [String: UInt64], latency: Histogram)>(([:], Histogram()))
     private let openConnections: @Sendable () -> Int
+    private let ledger: Ledger?
 
-    init(shardCount: Int, openConnections: @escaping @Sendable () -> Int) {
+    init(shardCount: Int, openConnections: @escaping @Sendable () -> Int, ledger: Ledger? = nil) {
         shards = (0..<max(1, shardCount)).map { _ in ShardBox() }
         self.openConnections = openConnections
+        self.ledger = ledger
     }
 
     func recordRequest(route: String, status: Int, bytes: Int64, seconds: Double, shard: Int) {
@@ -97,6 +100,33 @@ public final class Metrics: Sendable {
         out += Self.render(histogram: appleState.latency, name: "depot_apple_request_duration_seconds", labels: nil)
         out += "# HELP depot_open_connections Client connections open now.\n# TYPE depot_open_connections gauge\n"
         out += "depot_open_connections \(openConnections())\n"
+        if let ledger { out += Self.render(ledger: ledger) }
+        return out
+    }
+
+    /// The ledger's gauges (scale-out §3) and how other instances' changes reach this one.
+    private static func render(ledger: Ledger) -> String {
+        let health = ledger.health
+        let propagation = ledger.propagation
+        var out = "# HELP depot_ledger_up Whether the ledger answers (1) or not (0).\n# TYPE depot_ledger_up gauge\n"
+        out += "depot_ledger_up \(health.up ? 1 : 0)\n"
+        out += "# HELP depot_ledger_info The ledger's backend.\n# TYPE depot_ledger_info gauge\n"
+        out += "depot_ledger_info{backend=\"\(ledger.backend.rawValue)\"} 1\n"
+        let age = max(0, Date().timeIntervalSince(health.lastConfirmed))
+        out += "# HELP depot_ledger_state_age_seconds Seconds since the access state was last confirmed current.\n"
+        out += "# TYPE depot_ledger_state_age_seconds gauge\ndepot_ledger_state_age_seconds \(age)\n"
+        let counters: [(String, String, Int)] = [
+            ("polls", "Polls of the shared ledger's change feed.", propagation.polls),
+            ("failed_polls", "Polls of the change feed that failed.", propagation.failedPolls),
+            ("notifications", "NOTIFY messages from other instances.", propagation.notifications),
+            ("refreshed_originals", "Original transactions re-read because an instance changed them.", propagation.refreshedOriginals),
+            ("resyncs", "Full reloads of the access state (at start and after each reconnection).", propagation.resyncs),
+            ("reconnects", "Reconnections of the change feed.", propagation.reconnects),
+        ]
+        for (name, help, value) in counters {
+            out += "# HELP depot_ledger_feed_\(name)_total \(help)\n# TYPE depot_ledger_feed_\(name)_total counter\n"
+            out += "depot_ledger_feed_\(name)_total \(value)\n"
+        }
         return out
     }
 

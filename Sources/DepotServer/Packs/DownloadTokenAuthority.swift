@@ -29,6 +29,14 @@ struct DownloadTokenAuthority: Sendable {
 protocol AccessChecker: Sendable {
     /// `false` when the original transaction was revoked, or moved to another account.
     func isAllowed(originalTransactionID: String, account: String?) -> Bool
+    /// Whether the state `isAllowed` answers from is recent enough to serve pack files on (scale-out §3:
+    /// at most `--ledger-stale-max` seconds since it was last confirmed).
+    var isCurrent: Bool { get }
+}
+
+extension AccessChecker {
+    /// A checker whose state is always current (one process, one SQLite file).
+    var isCurrent: Bool { true }
 }
 
 /// Nothing is revoked (no ledger configured).

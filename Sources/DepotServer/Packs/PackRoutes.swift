@@ -91,14 +91,36 @@ struct PackRoutes: Sendable {
 
     /// `GET /v1/packs/{pack}/{version}/files/{path}`.
     func file(_ request: RouteRequest) throws -> Response {
+        let (version, file, cache) = try servableFile(request, checkingToken: true)
+        return try fileResponse(head: request.head, version: version, file: file, cache: cache)
+    }
+
+    /// The checks `file(_:)` makes, in its order, without opening the file: what the edge asks before it
+    /// serves bytes from its cache (`/v1/edge/authorize`). Throws what `file(_:)` would answer instead of the
+    /// file; returns the version and the manifest's entry (size, ETag) the conditions of the request apply to.
+    func authorizeFile(_ request: RouteRequest) throws -> (version: PackVersion, file: PackManifest.File) {
+        let (version, file, _) = try servableFile(request, checkingToken: true)
+        return (version, file)
+    }
+
+    /// The file for the edge's cache (`/v1/edge/origin/...`, the edge secret already checked): `file(_:)`
+    /// without the token.
+    func originFile(_ request: RouteRequest) throws -> Response {
+        let (version, file, cache) = try servableFile(request, checkingToken: false)
+        return try fileResponse(head: request.head, version: version, file: file, cache: cache)
+    }
+
+    /// A file URL's pack version and manifest entry, after the checks in the spec's order (§4.4: a malformed
+    /// path, the token when `checkingToken`, existence), and the loop's cache to open it with.
+    private func servableFile(_ request: RouteRequest, checkingToken: Bool) throws -> (PackVersion, PackManifest.File, PackLoopCache) {
         let packID = try Self.packID(request)
         let version = try Self.version(request)
         let path = request.parameter("path")
         guard Identifiers.isSafeRelativePath(path) else { throw PackFailure.malformedURL }
-        let cache = try authorize(request, pack: packID)
+        let cache = checkingToken ? try authorize(request, pack: packID, needsCurrentState: true) : syncedCache(request)
         guard let packVersion = try entry(packID).versions[version] else { throw PackFailure.noVersion(pack: packID, version: version) }
         guard let file = packVersion.files[path] else { throw PackFailure.noFile(pack: packID, version: version, path: path) }
-        return try fileResponse(head: request.head, version: packVersion, file: file, cache: cache)
+        return (packVersion, file, cache)
     }
 
     /// Anything else under `/v1/packs/`: `400` when it does not even start with a pack ID, else `404`.
@@ -124,12 +146,21 @@ struct PackRoutes: Sendable {
         return pack
     }
 
-    /// The token check of `request` for `pack`, on the loop's cache (synced with the store first).
-    @discardableResult
-    private func authorize(_ request: RouteRequest, pack: String) throws(TokenRejection) -> PackLoopCache {
+    /// The loop's cache, synced with the store.
+    private func syncedCache(_ request: RouteRequest) -> PackLoopCache {
         let cache = caches[request.loop % caches.count]
         cache.syncGeneration(store.generation.load(ordering: .acquiring))
-        if case .failure(let rejection) = authorize(head: request.head, target: request.target, pack: pack, cache: cache) {
+        return cache
+    }
+
+    /// The token check of `request` for `pack`, on the loop's cache (synced with the store first). With
+    /// `needsCurrentState` (pack files), a valid token for the pack is refused while the ledger state that
+    /// would say whether it was revoked is older than `--ledger-stale-max` (scale-out §3).
+    @discardableResult
+    private func authorize(_ request: RouteRequest, pack: String, needsCurrentState: Bool = false) throws(TokenRejection) -> PackLoopCache {
+        let cache = syncedCache(request)
+        if case .failure(let rejection) = authorize(head: request.head, target: request.target, pack: pack, cache: cache,
+                                                    needsCurrentState: needsCurrentState) {
             throw rejection
         }
         return cache
@@ -138,7 +169,8 @@ struct PackRoutes: Sendable {
     /// Checks the token: `Authorization: Bearer` first, else `?token=`. An Authorization field of another scheme
     /// (Basic credentials added by a proxy or a download manager) carries no download token and does not hide
     /// one in the query (spec §4.3: the token is accepted as a bearer token *or* in the query).
-    private func authorize(head: RequestHead, target: RequestTarget, pack: String, cache: PackLoopCache) -> Result<Void, TokenRejection> {
+    private func authorize(head: RequestHead, target: RequestTarget, pack: String, cache: PackLoopCache,
+                           needsCurrentState: Bool) -> Result<Void, TokenRejection> {
         var token: String?
         let bearers = head.fields.values("authorization").filter {
             $0.split(separator: " ", maxSplits: 1).first?.lowercased() == "bearer"
@@ -167,6 +199,8 @@ struct PackRoutes: Sendable {
             }
         }
         guard claims.pack == pack else { return .failure(.wrongPack) }
+        // A state older than `--ledger-stale-max` answers for no purchase, revoked or not.
+        if needsCurrentState && !access.isCurrent { return .failure(.ledgerStale) }
         // Revocation is looked up on every request: a refund takes effect on the very next one.
         guard access.isAllowed(originalTransactionID: claims.originalTransactionID, account: claims.account) else {
             return .failure(.revoked)

@@ -1,3 +1,4 @@
+import ArgumentParsing
 import DepotCrypto
 import Foundation
 import Glibc
@@ -47,6 +48,15 @@ enum TokenKey {
         let directoryFD = open(dataDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD >= 0 { fsync(directoryFD); close(directoryFD) }
         return key
+    }
+
+    /// `load(secret:dataDirectory:)`, its failure a configuration error naming `--token-secret` or `--data`.
+    static func configured(secret: String?, dataDirectory: String) throws(ConfigurationError) -> [UInt8] {
+        do {
+            return try load(secret: secret, dataDirectory: dataDirectory)
+        } catch {
+            throw ConfigurationError(option: secret == nil ? "data" : "token-secret", error.description)
+        }
     }
 
     private static func read(_ path: String) throws(Failure) -> [UInt8]? {

@@ -5,4 +5,7 @@ enum TokenRejection: Error, Sendable, Equatable {
     case expired
     case wrongPack
     case revoked
+    /// The revocation state this instance holds was last confirmed longer ago than `--ledger-stale-max` (the
+    /// shared ledger is away): no pack file is served until it is current again (scale-out §3).
+    case ledgerStale
 }

@@ -30,6 +30,9 @@ final class PostgresConnection {
             PQfinish(connection)
             throw PostgresError(message: message, connectionLost: true)
         }
+        // libpq prints the server's notices (`relation … already exists, skipping` from the migrations) on
+        // stderr, outside the server's log and into the output of commands such as `depot token`: drop them.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         handle = connection
     }
 

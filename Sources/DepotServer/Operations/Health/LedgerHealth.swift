@@ -1,14 +1,69 @@
+import DepotCore
 import DepotWire
+import Foundation
+import Ledger
+import Synchronization
 
-/// The embedded SQLite ledger's part: a ledger this instance cannot write makes it `unavailable` (purchases
-/// could not be recorded).
+/// The ledger's part (operations.md §3, scale-out.md §3). A SQLite ledger this instance cannot write makes it
+/// `unavailable` (purchases could not be recorded). A shared PostgreSQL ledger that cannot be reached makes it
+/// `degraded`: it still serves the lists, manifests and, for `--ledger-stale-max` seconds, downloads.
 struct LedgerHealth: HealthContributor {
-    /// A cheap write probe.
-    let writable: @Sendable () async -> Bool
+    let ledger: Ledger
+    /// `--ledger-stale-max`, for the reason's text.
+    let staleMax: Double
+
+    /// How long the write probe of a shared ledger may take before it counts as failed: a load balancer's
+    /// health check must not wait for a database that hangs.
+    static let probeTimeout: Duration = .seconds(2)
 
     func contribute(to report: inout HealthReport) async {
-        let ok = await writable()
-        report.ledger = HealthReport.LedgerState(status: ok ? HealthReport.ok : HealthReport.unavailable, backend: "sqlite")
-        if !ok { report.fail(because: "the ledger cannot be written") }
+        let ok: Bool
+        switch ledger.backend {
+        case .sqlite:
+            ok = await ledger.checkWritable()
+            if !ok { report.fail(because: "the ledger cannot be written") }
+        case .postgres:
+            ok = ledger.health.up ? await Self.probe(ledger, within: Self.probeTimeout) : false
+            if !ok { report.degrade(because: Self.sharedLedgerReason(ledger.health.lastConfirmed, staleMax: staleMax)) }
+        }
+        report.ledger = HealthReport.LedgerState(status: ok ? HealthReport.ok : HealthReport.unavailable, backend: ledger.backend.rawValue)
+    }
+
+    /// What a degraded report says while the shared ledger is away.
+    static func sharedLedgerReason(_ lastConfirmed: Date, staleMax: Double) -> String {
+        let confirmed = Timestamp.rfc3339(Int64(lastConfirmed.timeIntervalSince1970))
+        let seconds = staleMax == staleMax.rounded() ? String(Int64(staleMax)) : String(staleMax)
+        return "the shared ledger (PostgreSQL) cannot be reached: purchases and notifications are refused with 503; "
+            + "pack downloads are served from the state confirmed at \(confirmed) for at most \(seconds) s"
+    }
+
+    /// The ledger's write probe, or `false` once `limit` has passed without an answer (the probe then finishes
+    /// on its own).
+    static func probe(_ ledger: Ledger, within limit: Duration) async -> Bool {
+        let answer = FirstAnswer()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            answer.wait(continuation)
+            Task { answer.give(await ledger.checkWritable()) }
+            Task {
+                try? await Task.sleep(for: limit)
+                answer.give(false)
+            }
+        }
+    }
+}
+
+/// Resumes a waiter with the first of several answers; the later ones are dropped.
+private final class FirstAnswer: Sendable {
+    private let waiter = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Bool, Never>) {
+        waiter.withLock { $0 = continuation }
+    }
+
+    func give(_ value: Bool) {
+        waiter.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }?.resume(returning: value)
     }
 }
