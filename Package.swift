@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "DepotClient", dependencies: ["DepotWire"]),
         // The commands of `depot` (a library, so the test publisher can run `publish` with injected hooks).
         .target(name: "DepotCommands", dependencies: [
-            "ArgumentParsing", "DepotServer", "DepotClient", "DepotWire", "AppStoreSimulator", "DepotCore", "DepotCrypto", "Platform",
+            "ArgumentParsing", "DepotServer", "DepotClient", "DepotWire", "AppStoreSimulator", "DepotCore", "DepotCrypto", "Platform", "Ledger",
         ]),
         .executableTarget(name: "depot", dependencies: ["DepotCommands"]),
 

@@ -13,6 +13,12 @@ package enum DepotCommandLine {
             .command(SimulatorReceiptCommand.self), .command(SimulatorRootCommand.self),
         ]),
         .group("deploy", summary: "Print what runs Depot in production (a systemd unit).", [.command(DeploySystemdCommand.self)]),
+        .group("ledger", summary: "Copy a SQLite ledger into PostgreSQL, or back it up while the server runs.", [
+            .command(LedgerCopyCommand.self), .command(LedgerBackupCommand.self),
+        ]),
+        .group("edge-config", summary: "Print the configuration of an edge in front of the instances.", [
+            .command(EdgeConfigNginxCommand.self),
+        ]),
     ])
 
     /// Runs the command `arguments` (without the program name) select, writing to stdout and stderr;

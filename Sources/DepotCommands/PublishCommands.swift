@@ -29,7 +29,7 @@ package struct PublishCommand: Command {
     var chunkSize: Int64?
     @Option("stage", help: "publish without making the version live (testers fetch it with ?staged=true; depot promote makes it live)")
     var stage = false
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
     @Arguments(valueName: "FILE|DIR...") var sources: [String]
 
     /// Free space of the content volume (the test publisher fakes a full one).
@@ -44,7 +44,9 @@ package struct PublishCommand: Command {
         let request = PublishRequest(pack: pack, productID: product, type: type, title: title, description: productDescription,
                                      version: version, chunking: chunking, chunkSize: chunkSize, stage: stage, sources: sources)
         let publisher = Publisher(paths: configuration.paths, space: space, durableStepDone: durableStepDone)
-        let outcome = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.publish(request) }
+        let outcome = try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.publish(request)
+        }
         if stage {
             say("staged \(outcome.pack) version \(outcome.version): \(outcome.files) files, \(outcome.downloadBytes) bytes; not live (depot promote --pack \(outcome.pack) --version \(outcome.version))")
         } else {
@@ -62,11 +64,14 @@ struct RetireCommand: Command {
 
     @Option("product", help: "App Store product ID", valueName: "ID")
     var product: String
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.retire(productID: product) }
+        let product = self.product
+        try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.retire(productID: product)
+        }
         say("retired \(product)")
         return 0
     }
@@ -80,11 +85,14 @@ struct UnretireCommand: Command {
 
     @Option("product", help: "App Store product ID", valueName: "ID")
     var product: String
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.unretire(productID: product) }
+        let product = self.product
+        try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.unretire(productID: product)
+        }
         say("\(product) is live")
         return 0
     }
@@ -102,12 +110,13 @@ struct PruneCommand: Command {
     var pack: String?
     @Option("dry-run", help: "only print what would be deleted")
     var dryRun = false
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        let removed = try PublishErrors.asUsageErrors { () throws(PublishError) in
-            try publisher.prune(keep: keep, pack: pack, dryRun: dryRun)
+        let (keep, pack, dryRun) = (self.keep, self.pack, self.dryRun)
+        let removed = try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.prune(keep: keep, pack: pack, dryRun: dryRun)
         }
         let names = removed.map { "\($0.pack)/\($0.version) (\($0.bytes) bytes)" }
         if removed.isEmpty {
@@ -130,6 +139,20 @@ enum PublishErrors {
             if case .invalid = error { throw UsageError(error.description) }
             throw error
         }
+    }
+
+    /// `asUsageErrors(_:)` holding `lock`, the database's publish lock with a PostgreSQL `--ledger` (scale-out
+    /// §4); a lock that cannot be taken is a configuration error naming `--ledger`.
+    static func asUsageErrors<T: Sendable>(holding lock: SharedPublishLock, _ work: @escaping @Sendable () throws(PublishError) -> T) async throws -> T {
+        let outcome: Result<T, PublishError>
+        do {
+            outcome = try await lock.holding { () -> Result<T, PublishError> in
+                do throws(PublishError) { return .success(try work()) } catch { return .failure(error) }
+            }
+        } catch {
+            throw ConfigurationError(option: "ledger", "cannot take the publish lock: \(DepotApp.oneLine(error))")
+        }
+        return try asUsageErrors { () throws(PublishError) -> T in try outcome.get() }
     }
 }
 

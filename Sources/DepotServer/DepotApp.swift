@@ -96,10 +96,12 @@ public final class DepotApp: Sendable {
                                         tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
         let admin = configuration.adminToken.map {
-            AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger)
+            AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger,
+                         publishLock: SharedPublishLock(ledger: ledger))
         }
         let lists = ProductListRoutes(store: store)
-        let routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin)
+        let edge = EdgeRoutes(packs: packs, secret: configuration.edgeSecret)
+        let routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin, edge: edge)
         let table = try routes.table()
         let identifier = RequestIdentifier(trustedProxies: configuration.trustedProxies, loops: loops)
         // With an ops listener, the public port keeps the status of /healthz and nothing of /metrics or /admin/.

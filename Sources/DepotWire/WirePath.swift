@@ -47,12 +47,20 @@ public enum WirePath {
     public static let health = PathTemplate("/healthz")
     /// `GET /metrics`: Prometheus text.
     public static let metrics = PathTemplate("/metrics")
+    /// `GET /v1/edge/authorize`: whether the token of the request in `X-Original-URI` (and its `Authorization`)
+    /// may open that pack file now; `204`, or the answer the file URL would give instead (scale-out §6).
+    public static let edgeAuthorize = PathTemplate("/v1/edge/authorize")
+    /// `GET /v1/edge/origin/{pack}/{version}/files/{path}`: a pack file for the edge's cache, opened by the edge
+    /// secret instead of a token.
+    public static let edgeOrigin = PathTemplate(edgeOriginPrefix + "{pack}/{version}/files/{path*}")
+    /// What a pack file URL's `/v1/packs/` becomes on the origin route (the edge's configuration maps it).
+    public static let edgeOriginPrefix = "/v1/edge/origin/"
 
     /// Every template above.
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
         adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminRetire,
-        adminUnretire, adminPrune, adminCheck, adminArea, health, metrics,
+        adminUnretire, adminPrune, adminCheck, adminArea, health, metrics, edgeAuthorize, edgeOrigin,
     ]
 
     /// `/v1/packs/{pack}/manifest`.

@@ -153,15 +153,22 @@ struct PublishInvariantTests {
     }
 
     /// Partial files a killed server left in the upload area do not block the version for ever: the next
-    /// start removes them.
+    /// start removes them. One written recently is left alone: on a shared content volume another instance
+    /// may be receiving it (scale-out §4).
     @Test func partialFilesOfAnEarlierRunAreSweptAtStart() async throws {
         let tree = TemporaryDirectory("publish-partial")
         try TestDepot.copySample(into: tree.path)
         tree.write("content/.staging/uploads/level9/1/a.bin", "abc")
         tree.write("content/.staging/uploads/level9/1/.partial-0123", "ab")
+        tree.write("content/.staging/uploads/level8/1/.partial-4567", "cd")
+        let abandoned = Date().addingTimeInterval(-2 * 3_600)
+        try FileManager.default.setAttributes([.modificationDate: abandoned],
+                                              ofItemAtPath: tree.path + "/content/.staging/uploads/level9/1/.partial-0123")
         let token = PublishSpaceAndAdminTests.adminToken
         let depot = try await TestDepot.start(tree: tree) { $0.adminToken = token }
         defer { Task { await depot.stop() } }
+        #expect(tree.read("content/.staging/uploads/level9/1/.partial-0123") == nil)
+        #expect(tree.read("content/.staging/uploads/level8/1/.partial-4567") != nil)
         let body = "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}"
         let published = try depot.request("POST /admin/v1/packs/level9/1/publish HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
                                           + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)")

@@ -32,4 +32,6 @@ enum AdminFailure: Error, Sendable, Equatable {
     case versionPublished(pack: String, version: Int)
     /// The prune body is not `{"keep": N, "pack": ..., "dryRun": ...}`.
     case badPruneBody(String)
+    /// The database's publish lock cannot be taken: the shared ledger is unreachable (scale-out §4).
+    case publishLockUnavailable
 }

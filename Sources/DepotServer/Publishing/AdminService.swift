@@ -13,6 +13,8 @@ final class AdminService: Sendable {
     let publisher: Publisher
     let store: CatalogStore
     let logger: Logger
+    /// The database's publish lock (PostgreSQL ledger), taken around each publish; nil: the file lock only.
+    let publishLock: SharedPublishLock?
     private let tokenDigest: [UInt8]
     let publishing = BlockingQueue(label: "depot.admin.publish")
     /// Listings and checks, which only read (a long check does not hold up a publish).
@@ -27,15 +29,23 @@ final class AdminService: Sendable {
     }
     /// Largest single upload.
     static let uploadLimit: Int64 = 64 << 30
+    /// How long a partial upload must have been left untouched before a starting server removes it: longer
+    /// than any idle timeout, after which a stalled upload is cut anyway.
+    static let abandonedUploadAge: Double = 3_600
 
-    init(adminToken: String, publisher: Publisher, store: CatalogStore, logger: Logger) {
+    init(adminToken: String, publisher: Publisher, store: CatalogStore, logger: Logger, publishLock: SharedPublishLock? = nil) {
         tokenDigest = SHA256.hash(Array(adminToken.utf8))
         self.publisher = publisher
         self.store = store
         self.logger = logger
-        // Partial files that a crash or a kill left behind: no upload is in flight before the server runs.
+        self.publishLock = publishLock
+        // Partial files that a crash or a kill left behind. Other instances on a shared content volume may be
+        // writing theirs right now: only files untouched for longer than any upload may stall are removed.
         let uploads = publisher.stagingDirectory + "/uploads"
+        let cutoff = Date().addingTimeInterval(-Self.abandonedUploadAge).timeIntervalSince1970
         for relative in FileTree.relativeFiles(under: uploads) where (relative as NSString).lastPathComponent.hasPrefix(".partial-") {
+            var info = stat()
+            guard lstat(uploads + "/" + relative, &info) == 0, Double(info.st_mtim.tv_sec) < cutoff else { continue }
             unlink(uploads + "/" + relative)
         }
     }
@@ -239,9 +249,22 @@ final class AdminService: Sendable {
         }
         if let busy { throw busy }
         defer { activity.withLock { _ = $0.publishing.remove(key) } }
-        let publisher = self.publisher
-        let result: Result<PublishOutcome, PublishError> = await publishing.run {
-            do throws(PublishError) { return .success(try publisher.publishStaged(request, uploadedDirectory: directory)) } catch { return .failure(error) }
+        let (publisher, publishing) = (self.publisher, self.publishing)
+        let publish: @Sendable () async -> Result<PublishOutcome, PublishError> = {
+            await publishing.run {
+                do throws(PublishError) { return .success(try publisher.publishStaged(request, uploadedDirectory: directory)) } catch { return .failure(error) }
+            }
+        }
+        let result: Result<PublishOutcome, PublishError>
+        if let publishLock {
+            do {
+                result = try await publishLock.holding(publish)
+            } catch {
+                logger.error("admin publish of \(pack) version \(version) refused: cannot take the publish lock: \(error)")
+                throw AdminFailure.publishLockUnavailable
+            }
+        } else {
+            result = await publish()
         }
         let outcome = try result.get()
         store.reload(logger: log)

@@ -15,6 +15,7 @@ struct DepotRoutes {
     let purchases: PurchaseService
     /// nil when no admin token is configured: `/admin/` is then `404` throughout.
     let admin: AdminService?
+    let edge: EdgeRoutes
 
     /// The validated table of every route (one port serves everything, or the ops listener takes its subset).
     func table() throws(RouteTableBuilder.Problem) -> RouteTable {
@@ -24,6 +25,7 @@ struct DepotRoutes {
         Self.declare(purchases, in: &table)
         Self.declare(operations, in: &table)
         Self.declare(admin: admin, in: &table)
+        Self.declare(edge, in: &table)
         return try table.build()
     }
 
@@ -64,6 +66,12 @@ struct DepotRoutes {
     static func declare(_ operations: OperationRoutes, in table: inout RouteTableBuilder) {
         table.add([.get], WirePath.health, .healthz) { _ in .reply(operations.health(detailed: true)) }
         table.add([.get], WirePath.metrics, .metrics) { _ in .reply(.response(operations.metricsResponse())) }
+    }
+
+    /// The nginx edge's authorize and origin routes (scale-out §6).
+    static func declare(_ edge: EdgeRoutes, in table: inout RouteTableBuilder) {
+        table.add([.get], WirePath.edgeAuthorize, .edgeAuthorize) { .reply(.response(try edge.authorize($0))) }
+        table.add([.get], WirePath.edgeOrigin, .packFile) { .reply(.response(try edge.origin($0))) }
     }
 
     /// The admin API (spec §4.7) behind its token, or an `/admin/` that is `404` throughout.

@@ -79,6 +79,9 @@ extension TokenRejection: AnswerableError {
                                        challenge: invalid)
         case .wrongPack: ErrorMap.answer(403, "token_wrong_pack", "The download token is for another pack.")
         case .revoked: ErrorMap.answer(403, "revoked", "The purchase behind this token was refunded or revoked.")
+        case .ledgerStale:
+            ErrorMap.answer(503, "ledger_unavailable", "The purchase ledger has been unreachable too long to check this token; try again.",
+                            retryAfter: ErrorMap.retrySeconds)
         }
     }
 }
@@ -99,6 +102,21 @@ extension PackFailure: AnswerableError {
         case .cannotOpenMoreFiles:
             ErrorMap.answer(503, "unavailable", "The server cannot open more files right now; try again.", retryAfter: 1)
         case .contentCorrupt: ErrorMap.answer(500, "content_corrupt", "The file on disk does not match its manifest.")
+        }
+    }
+}
+
+extension EdgeFailure: AnswerableError {
+    var answer: APIError {
+        switch self {
+        case .missingOriginalURI:
+            ErrorMap.answer(400, "bad_request", "X-Original-URI must name the request to authorize (one origin-form target).")
+        case .notAPackFile: ErrorMap.answer(400, "bad_request", "X-Original-URI is not a pack file URL.")
+        case .secretRequired:
+            ErrorMap.answer(403, "forbidden", "The origin route is for the edge cache: it needs the edge secret (X-Depot-Edge-Secret).")
+        case .answeredByTheFileURL(let status):
+            ErrorMap.answer(status, status == 416 ? "range_not_satisfiable" : "precondition_failed",
+                            "The file URL answers this request itself.")
         }
     }
 }
@@ -182,6 +200,9 @@ extension AdminFailure: AnswerableError {
         case .versionPublished(let pack, let version):
             ErrorMap.answer(409, "conflict", "Version \(version) of pack \(pack) is published; published versions are only removed by pruning.")
         case .badPruneBody(let why): ErrorMap.answer(400, "bad_request", why)
+        case .publishLockUnavailable:
+            ErrorMap.answer(503, "ledger_unavailable", "The shared ledger, which holds the publish lock, cannot be reached; publish again later.",
+                            retryAfter: ErrorMap.retrySeconds)
         }
     }
 }

@@ -23,6 +23,9 @@ enum RouteLabel: String, Sendable, CaseIterable {
     case adminUnretire = "admin_unretire"
     case adminPrune = "admin_prune"
     case adminCheck = "admin_check"
+    /// The edge's question before it serves pack bytes from its cache (`/v1/edge/authorize`). The edge's cache
+    /// fills (`/v1/edge/origin/...`) send pack file bytes and count as `pack_file`.
+    case edgeAuthorize = "edge_authorize"
     /// No route: unknown paths and undecodable ones.
     case other
     /// Protocol errors the engine answers before any route (parse failures, bodies over their limit).

@@ -63,25 +63,47 @@ struct Representation {
         }
     }
 
-    /// Answers a GET or HEAD.
-    func respond(to head: RequestHead, conditions: RequestConditions) -> Response {
-        if conditions.isEmpty { return fullResponse() }
+    /// What a GET or HEAD of a representation gets, decided from its validators and length alone (RFC 9110 §13.2.2,
+    /// §14.2): the edge asks this of a pack file it serves from its cache, without the file.
+    enum Outcome: Equatable {
+        case full
+        case notModified
+        case preconditionFailed
+        case unsatisfiable
+        case partial([ByteRange])
+    }
+
+    static func outcome(of head: RequestHead, conditions: RequestConditions, etag: EntityTag, lastModified: Int64?,
+                        length: Int64) -> Outcome {
+        if conditions.isEmpty { return .full }
         switch conditions.preconditions.evaluate(isGetOrHead: true, etag: etag, lastModified: lastModified) {
-        case .notModified: return notModifiedResponse()
-        case .preconditionFailed:
-            var error = APIError(412, "precondition_failed", "A precondition of the request does not hold.")
-            if varies { error.headers.append("Vary", "Accept-Encoding") }
-            return error.response(route: route)
+        case .notModified: return .notModified
+        case .preconditionFailed: return .preconditionFailed
         case .proceed: break
         }
         // RFC 9110 §14.2: ranges for GET only; HEAD answers with the headers of the full 200.
         guard head.method == .get, !conditions.range.isEmpty,
               conditions.preconditions.ifRangeAllowsPartial(etag: etag, lastModified: lastModified) else {
-            return fullResponse()
+            return .full
         }
         switch ByteRangeSet.decide(conditions.range, size: length) {
+        case .full: return .full
+        case .unsatisfiable: return .unsatisfiable
+        case .partial(let ranges): return .partial(ranges)
+        }
+    }
+
+    /// Answers a GET or HEAD.
+    func respond(to head: RequestHead, conditions: RequestConditions) -> Response {
+        switch Self.outcome(of: head, conditions: conditions, etag: etag, lastModified: lastModified, length: length) {
         case .full:
             return fullResponse()
+        case .notModified:
+            return notModifiedResponse()
+        case .preconditionFailed:
+            var error = APIError(412, "precondition_failed", "A precondition of the request does not hold.")
+            if varies { error.headers.append("Vary", "Accept-Encoding") }
+            return error.response(route: route)
         case .unsatisfiable:
             var error = APIError(416, "range_not_satisfiable", "The requested range is not satisfiable.")
             error.headers.append("Content-Range", ByteRangeSet.unsatisfiedContentRange(completeLength: length))

@@ -1,0 +1,86 @@
+import DepotCore
+import DepotCrypto
+import DepotWire
+import HTTP
+import Server
+
+/// The two routes of the nginx edge cache (scale-out §6), which `depot edge-config nginx` wires up:
+///
+/// - `GET /v1/edge/authorize` (nginx's `auth_request`, before every pack file it serves, cached or not):
+///   the request named by `X-Original-URI`, with its `Authorization` field, gets the checks of the file URL in
+///   the spec's order — a malformed path, the token (signature, expiry, pack, revocation, the ledger state's
+///   age), then existence in the served manifests — and `204` when it may open the file. No file is read.
+///   Otherwise the answer is the file URL's own error answer (which nginx then fetches from the file URL
+///   itself, so the client gets Depot's exact status, fields and body); so are the request's conditions that
+///   nginx would answer in its own way (`412`, `416`).
+/// - `GET /v1/edge/origin/{pack}/{version}/files/{path}` (nginx's cache fills, one slice at a time): the
+///   file with the file URL's headers, ranges and validators, opened by the edge secret
+///   (`X-Depot-Edge-Secret`, compared in constant time) instead of a token. Without `--edge-secret` the route
+///   does not exist (`404`); without the right secret it is `403`.
+struct EdgeRoutes: Sendable {
+    /// The request field in which the edge sends its secret to the origin route.
+    static let secretField = "X-Depot-Edge-Secret"
+    /// The request field in which the edge sends the original request target to the authorize route.
+    static let originalURIField = "X-Original-URI"
+    /// The authorize answer's field saying the file URL would answer with one range (`206` with `Accept-Ranges`).
+    static let acceptRangesField = "X-Depot-Accept-Ranges"
+
+    let packs: PackRoutes
+    /// SHA-256 of `--edge-secret`; nil when none is configured.
+    let secretDigest: [UInt8]?
+
+    init(packs: PackRoutes, secret: String?) {
+        self.packs = packs
+        secretDigest = secret.map { SHA256.hash(Array($0.utf8)) }
+    }
+
+    /// `GET /v1/edge/authorize`.
+    func authorize(_ request: RouteRequest) throws -> Response {
+        let originals = request.head.fields.values(Self.originalURIField.lowercased())
+        guard originals.count == 1, let original = originals.first, original.hasPrefix("/") else {
+            throw EdgeFailure.missingOriginalURI
+        }
+        let target = RequestTarget(original)
+        let segments: [String]
+        do {
+            segments = try target.pathSegments()
+        } catch {
+            throw PackFailure.malformedURL
+        }
+        guard let parameters = WirePath.packFile.match(segments) else { throw EdgeFailure.notAPackFile }
+        let (version, file): (PackVersion, PackManifest.File)
+        do {
+            (version, file) = try packs.authorizeFile(RouteRequest(head: request.head, target: target, parameters: parameters,
+                                                                   loop: request.loop))
+        } catch let refusal as any AnswerableError {
+            // nginx copies a 401's challenge into its answer; the file URL, asked next, sends its own.
+            var answer = refusal.answer
+            answer.headers.remove("www-authenticate")
+            return answer.response(.edgeAuthorize)
+        }
+        var fields = HTTPFields()
+        fields.append("Cache-Control", "no-store")
+        // The answers nginx would give differently from the file URL are left to the file URL: a failed
+        // precondition (nginx: an HTML 412) and an unsatisfiable range (an HTML 416 with the file's fields).
+        let etag = EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256)
+        switch Representation.outcome(of: request.head, conditions: RequestConditions(request.head.fields), etag: etag,
+                                      lastModified: version.lastModified, length: file.size) {
+        case .preconditionFailed: throw EdgeFailure.answeredByTheFileURL(status: 412)
+        case .unsatisfiable: throw EdgeFailure.answeredByTheFileURL(status: 416)
+        case .partial(let ranges) where ranges.count == 1:
+            // nginx drops `Accept-Ranges` from the 206 it makes; the edge adds it back from this field.
+            fields.append(Self.acceptRangesField, "bytes")
+        case .partial, .full, .notModified: break
+        }
+        return Response(status: 204, headers: fields, body: .empty, route: RouteLabel.edgeAuthorize.rawValue)
+    }
+
+    /// `GET /v1/edge/origin/{pack}/{version}/files/{path}`.
+    func origin(_ request: RouteRequest) throws -> Response {
+        guard let secretDigest else { throw RoutingFailure.notFound }
+        let presented = request.head.fields.values(Self.secretField.lowercased())
+        guard presented.count == 1,
+              ConstantTime.equals(SHA256.hash(Array(presented[0].utf8)), secretDigest) else { throw EdgeFailure.secretRequired }
+        return try packs.originFile(request)
+    }
+}
