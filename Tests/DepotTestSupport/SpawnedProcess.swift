@@ -34,14 +34,23 @@ public enum SpawnedProcess {
         try spawn(path, arguments, directory: "/", output: "/dev/null")
     }
 
-    private static func spawn(_ path: String, _ arguments: [String], directory: String, output: String) throws -> pid_t {
+    /// Starts `path` with `arguments` in `directory`, its stdout and stderr appended to the file `output` (so a
+    /// restarted server's log continues), with
+    /// `environment` added to this process's, and returns its process ID at once (reap it with `waitpid`).
+    public static func start(_ path: String, _ arguments: [String], directory: String = "/", output: String,
+                             environment: [String: String] = [:]) throws -> pid_t {
+        try spawn(path, arguments, directory: directory, output: output, appending: true, environment: environment)
+    }
+
+    private static func spawn(_ path: String, _ arguments: [String], directory: String, output: String, appending: Bool = false,
+                              environment: [String: String] = [:]) throws -> pid_t {
         // `cd` through the shell: posix_spawn has no portable chdir action.
         let argv = ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", directory, path] + arguments
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC), 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Nothing else is inherited: a daemon it leaves behind (the postmaster) must not hold another
         // child's pipe open, or whoever reads that pipe never sees its end. (glibc ignores a close action
@@ -53,7 +62,16 @@ public enum SpawnedProcess {
         let cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, environ)
+        let rc: Int32
+        if environment.isEmpty {
+            rc = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, environ)
+        } else {
+            var merged = ProcessInfo.processInfo.environment
+            for (name, value) in environment { merged[name] = value }
+            let cEnvironment = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { cEnvironment.forEach { free($0) } }
+            rc = posix_spawn(&pid, "/bin/sh", &actions, nil, cArguments, cEnvironment)
+        }
         guard rc == 0 else { throw Failure(description: "cannot start \(path): \(String(cString: strerror(rc)))") }
         return pid
     }
