@@ -12,11 +12,14 @@ struct RollbackCommand: Command {
     var pack: String
     @Option("to", .versionNumber, help: "version whose files to publish again", defaultText: "the newest version older than the live one")
     var to: Int?
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        let outcome = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.rollback(pack: pack, to: to) }
+        let (pack, to) = (self.pack, self.to)
+        let outcome = try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.rollback(pack: pack, to: to)
+        }
         say("rolled back \(outcome.pack): version \(outcome.version) is live with the files of an older version (\(outcome.files) files, \(outcome.downloadBytes) bytes)")
         return 0
     }
@@ -32,11 +35,14 @@ struct PromoteCommand: Command {
     var pack: String
     @Option("version", .versionNumber, help: "the staged version")
     var version: Int
-    @OptionGroup(only: "catalog", "content") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let publisher = Publisher(paths: configuration.paths)
-        let outcome = try PublishErrors.asUsageErrors { () throws(PublishError) in try publisher.promote(pack: pack, version: version) }
+        let (pack, version) = (self.pack, self.version)
+        let outcome = try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+            () throws(PublishError) in try publisher.promote(pack: pack, version: version)
+        }
         say("promoted \(outcome.pack) version \(outcome.version): live (\(outcome.files) files, \(outcome.downloadBytes) bytes)")
         return 0
     }

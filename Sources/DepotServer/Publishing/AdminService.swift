@@ -139,9 +139,11 @@ final class AdminService: Sendable {
     /// Runs a rollback or promote on the publishing queue, reloads the catalog and answers `200` with the
     /// publish answer (or the refusal).
     private func answer(_ label: RouteLabel, log: Logger, _ work: @escaping @Sendable (Publisher) throws(PublishError) -> PublishOutcome) async -> Response {
-        let publisher = self.publisher
-        let result: Result<PublishOutcome, PublishError> = await publishing.run {
-            do throws(PublishError) { return .success(try work(publisher)) } catch { return .failure(error) }
+        let result: Result<PublishOutcome, PublishError>
+        do {
+            result = try await underPublishLock(label == .adminRollback ? "rollback" : "promote", log: log, work)
+        } catch {
+            return error.answer.response(label)
         }
         switch result {
         case .failure(let error):
@@ -150,6 +152,25 @@ final class AdminService: Sendable {
             store.reload(logger: log)
             log.info(.catalogChanged, "\(label == .adminRollback ? "rolled back" : "promoted") \(outcome.pack): version \(outcome.version) is live")
             return JSONAnswer.response(status: 200, Self.publishAnswer(outcome), label)
+        }
+    }
+
+    /// Runs `work` on the publishing queue, holding the database's publish lock when the ledger is shared
+    /// (scale-out §4); refuses with `publishLockUnavailable` when the lock cannot be taken.
+    func underPublishLock<Outcome: Sendable>(_ what: String, log: Logger, _ work: @escaping @Sendable (Publisher) throws(PublishError) -> Outcome)
+        async throws(AdminFailure) -> Result<Outcome, PublishError> {
+        let (publisher, publishing) = (self.publisher, self.publishing)
+        let run: @Sendable () async -> Result<Outcome, PublishError> = {
+            await publishing.run {
+                do throws(PublishError) { return .success(try work(publisher)) } catch { return .failure(error) }
+            }
+        }
+        guard let publishLock else { return await run() }
+        do {
+            return try await publishLock.holding(run)
+        } catch {
+            log.error(.ledgerFailed, "admin \(what) refused: cannot take the publish lock: \(error)")
+            throw .publishLockUnavailable
         }
     }
 
@@ -249,22 +270,8 @@ final class AdminService: Sendable {
         }
         if let busy { throw busy }
         defer { activity.withLock { _ = $0.publishing.remove(key) } }
-        let (publisher, publishing) = (self.publisher, self.publishing)
-        let publish: @Sendable () async -> Result<PublishOutcome, PublishError> = {
-            await publishing.run {
-                do throws(PublishError) { return .success(try publisher.publishStaged(request, uploadedDirectory: directory)) } catch { return .failure(error) }
-            }
-        }
-        let result: Result<PublishOutcome, PublishError>
-        if let publishLock {
-            do {
-                result = try await publishLock.holding(publish)
-            } catch {
-                logger.error("admin publish of \(pack) version \(version) refused: cannot take the publish lock: \(error)")
-                throw AdminFailure.publishLockUnavailable
-            }
-        } else {
-            result = await publish()
+        let result = try await underPublishLock("publish of \(pack) version \(version)", log: log) { publisher throws(PublishError) in
+            try publisher.publishStaged(request, uploadedDirectory: directory)
         }
         let outcome = try result.get()
         store.reload(logger: log)
