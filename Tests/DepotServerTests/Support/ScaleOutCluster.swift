@@ -41,9 +41,9 @@ final class ScaleOutCluster: Sendable {
 
     /// Starts `count` instances on a fresh database of `postgres` (the process's shared cluster by default) and
     /// the sample tree, after `prepare(treePath)` (e.g. a `depot publish` of a bigger pack); with `edge`, nginx in
-    /// front of them with the printed configuration.
+    /// front of them with the printed configuration (`edgeArguments` added to `depot edge-config nginx`'s).
     static func start(instances count: Int = 3, postgres given: PostgresCluster? = nil, edge withEdge: Bool = false,
-                      extraArguments: [String] = [], prepare: @escaping @Sendable (String) throws -> Void = { _ in }) async throws -> ScaleOutCluster {
+                      edgeArguments: [String] = [], extraArguments: [String] = [], prepare: @escaping @Sendable (String) throws -> Void = { _ in }) async throws -> ScaleOutCluster {
         let postgres: PostgresCluster
         if let given { postgres = given } else { postgres = try await PostgresCluster.shared() }
         let database = try await postgres.createDatabase()
@@ -79,7 +79,7 @@ final class ScaleOutCluster: Sendable {
             do {
                 edgePort = try NginxServer.freePort()
                 let configuration = try await edgeConfiguration(["--upstream", instances.map { "127.0.0.1:\($0.port)" }.joined(separator: ","),
-                                                                 "--listen", "127.0.0.1:\(edgePort)"], tree: tree)
+                                                                 "--listen", "127.0.0.1:\(edgePort)"] + edgeArguments, tree: tree)
                 edge = try await NginxServer.start(configuration: configuration, directory: treePath + "/edge", port: edgePort)
             } catch {
                 for instance in instances { await instance.kill() }
@@ -91,10 +91,11 @@ final class ScaleOutCluster: Sendable {
     }
 
     /// Starts a cluster, runs `body`, and stops everything whatever `body` does.
-    static func run(instances count: Int = 3, postgres: PostgresCluster? = nil, edge: Bool = false, extraArguments: [String] = [],
-                    prepare: @escaping @Sendable (String) throws -> Void = { _ in },
+    static func run(instances count: Int = 3, postgres: PostgresCluster? = nil, edge: Bool = false, edgeArguments: [String] = [],
+                    extraArguments: [String] = [], prepare: @escaping @Sendable (String) throws -> Void = { _ in },
                     _ body: (ScaleOutCluster) async throws -> Void) async throws {
-        let cluster = try await start(instances: count, postgres: postgres, edge: edge, extraArguments: extraArguments, prepare: prepare)
+        let cluster = try await start(instances: count, postgres: postgres, edge: edge, edgeArguments: edgeArguments,
+                                      extraArguments: extraArguments, prepare: prepare)
         do {
             try await body(cluster)
         } catch {
