@@ -31,6 +31,7 @@ enum HelpText {
             let more = child.children.isEmpty ? "" : " (\(child.children.map(\.name).joined(separator: ", ")))"
             out += "  " + child.name + String(repeating: " ", count: width - child.name.count + 2) + plain(child.summary) + more + "\n"
         }
+        out += "\noptions:\n  --help" + String(repeating: " ", count: width - 6 + 2) + "show this help\n"
         out += "\n`\(name) COMMAND --help` lists a command's options.\n"
         if let fallback {
             out += "\nWithout a command:\n" + command(fallback, path: path)

@@ -111,8 +111,9 @@ import Testing
             let target = cluster.tree.path + "/stages.bin"
             try Data(whole.body.prefix(700_001)).write(to: URL(fileURLWithPath: target))
             let url = "http://127.0.0.1:\(edge)\(Self.stages)"
+            let curl = try await DebianPackage.tool("curl", package: "curl")
             let resumed = try await Blocking.run {
-                try SpawnedProcess.run("/usr/bin/curl", ["-sS", "-C", "-", "-o", target, "-w", "%{http_code}",
+                try SpawnedProcess.run(curl, ["-sS", "-C", "-", "-o", target, "-w", "%{http_code}",
                                                          "-H", "Authorization: Bearer \(token)", url])
             }
             #expect(resumed.status == 0 && resumed.output == "206", "\(resumed.output)")

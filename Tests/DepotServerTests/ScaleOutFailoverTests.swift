@@ -119,10 +119,12 @@ import Glibc
     /// The printed TLS configuration with a self-signed certificate (openssl): curl, trusting that certificate,
     /// gets the product list over HTTP/2 and HTTP/1.1 and a pack range (`206`, the right bytes).
     @Test func theTLSConfigurationServesHTTP2AndHTTP1() async throws {
+        let (openssl, curl) = (try await DebianPackage.tool("openssl", package: "openssl"),
+                               try await DebianPackage.tool("curl", package: "curl"))
         let keys = TemporaryDirectory("depot-edge-tls")
         let (certificate, key) = (keys.path + "/edge.pem", keys.path + "/edge.key")
         let made = try await Blocking.run {
-            try SpawnedProcess.run("/usr/bin/openssl", [
+            try SpawnedProcess.run(openssl, [
                 "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
                 "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
                 "-keyout", key, "-out", certificate,
@@ -137,7 +139,7 @@ import Glibc
             let resolve = "localhost:\(cluster.edgePort):127.0.0.1"
             for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
                 let list = try await Blocking.run {
-                    try SpawnedProcess.run("/usr/bin/curl", ["-sS", flag, "--cacert", certificate, "--resolve", resolve,
+                    try SpawnedProcess.run(curl, ["-sS", flag, "--cacert", certificate, "--resolve", resolve,
                                                              "-o", "/dev/null", "-w", "%{http_code} %{http_version}",
                                                              base + WirePath.productsV2.pattern])
                 }
@@ -145,7 +147,7 @@ import Glibc
             }
             let out = cluster.tree.path + "/range.bin"
             let range = try await Blocking.run {
-                try SpawnedProcess.run("/usr/bin/curl", ["-sS", "--http2", "--cacert", certificate, "--resolve", resolve, "-r", "1000-1999",
+                try SpawnedProcess.run(curl, ["-sS", "--http2", "--cacert", certificate, "--resolve", resolve, "-r", "1000-1999",
                                                          "-H", "Authorization: Bearer \(token)", "-o", out, "-w", "%{http_code}",
                                                          base + WirePath.packFile(pack: "level2", version: 1, path: "stages.bin")])
             }
