@@ -183,9 +183,9 @@ extension ScaleOutTests {
 
         /// `depot token --ledger postgres://…` signs with the key the instances read from the database.
         static func operatorToken(_ cluster: ScaleOutCluster, pack: String) async throws -> String {
-            let uri = cluster.ledgerURI
+            let (uri, content) = (cluster.ledgerURI, cluster.tree.path + "/content")
             let result = try await Blocking.run {
-                try SpawnedProcess.run(ProcessRunner.depotExecutable, ["token", "--pack", pack, "--ledger", uri])
+                try SpawnedProcess.run(ProcessRunner.depotExecutable, ["token", "--pack", pack, "--ledger", uri, "--content", content])
             }
             let token = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(result.status == 0 && !token.contains("\n"), "\(result.output)")

@@ -33,14 +33,14 @@ extension AdminService {
         let label: RouteLabel = retired ? .adminRetire : .adminUnretire
         let log = logger.with(requestID: request.requestID)
         return .reply(.later { [self] in
-            let publisher = self.publisher
-            let result: Result<Void, PublishError> = await publishing.run {
-                do throws(PublishError) {
+            let result: Result<Bool, PublishError>
+            do throws(AdminFailure) {
+                result = try await underPublishLock(retired ? "retire" : "unretire", log: log) { publisher throws(PublishError) in
                     if retired { try publisher.retire(productID: id) } else { try publisher.unretire(productID: id) }
-                    return .success(())
-                } catch {
-                    return .failure(error)
+                    return true
                 }
+            } catch {
+                return error.answer.response(label)
             }
             if case .failure(let error) = result { return error.answer.response(label) }
             store.reload(logger: log)
@@ -76,13 +76,13 @@ extension AdminService {
             .later { [self] in
                 let parsed: (keep: Int, pack: String?, dryRun: Bool)
                 do throws(AdminFailure) { parsed = try Self.pruneRequest(body) } catch { return error.answer.response(.adminPrune) }
-                let publisher = self.publisher
-                let result: Result<[PrunedVersion], PublishError> = await publishing.run {
-                    do throws(PublishError) {
-                        return .success(try publisher.prune(keep: parsed.keep, pack: parsed.pack, dryRun: parsed.dryRun))
-                    } catch {
-                        return .failure(error)
+                let result: Result<[PrunedVersion], PublishError>
+                do throws(AdminFailure) {
+                    result = try await underPublishLock("prune", log: log) { publisher throws(PublishError) in
+                        try publisher.prune(keep: parsed.keep, pack: parsed.pack, dryRun: parsed.dryRun)
                     }
+                } catch {
+                    return error.answer.response(.adminPrune)
                 }
                 switch result {
                 case .failure(let error): return error.answer.response(.adminPrune)

@@ -8,7 +8,11 @@ import Synchronization
 /// `unavailable` (purchases could not be recorded). A shared PostgreSQL ledger that cannot be reached makes it
 /// `degraded`: it still serves the lists, manifests and, for `--ledger-stale-max` seconds, downloads.
 struct LedgerHealth: HealthContributor {
-    let ledger: Ledger
+    let backend: LedgerBackend
+    /// A cheap write probe.
+    let writable: @Sendable () async -> Bool
+    /// Whether the shared ledger's feed is connected, and when it last confirmed the state.
+    let feed: @Sendable () -> (up: Bool, lastConfirmed: Date)
     /// `--ledger-stale-max`, for the reason's text.
     let staleMax: Double
 
@@ -16,17 +20,34 @@ struct LedgerHealth: HealthContributor {
     /// health check must not wait for a database that hangs.
     static let probeTimeout: Duration = .seconds(2)
 
+    /// The part of the server's `ledger`.
+    init(ledger: Ledger, staleMax: Double) {
+        backend = ledger.backend
+        writable = { await ledger.checkWritable() }
+        feed = { (ledger.health.up, ledger.health.lastConfirmed) }
+        self.staleMax = staleMax
+    }
+
+    /// A SQLite ledger's part with the write probe `writable`.
+    init(writable: @escaping @Sendable () async -> Bool) {
+        backend = .sqlite
+        self.writable = writable
+        feed = { (true, Date()) }
+        staleMax = 0
+    }
+
     func contribute(to report: inout HealthReport) async {
         let ok: Bool
-        switch ledger.backend {
+        switch backend {
         case .sqlite:
-            ok = await ledger.checkWritable()
+            ok = await writable()
             if !ok { report.fail(because: "the ledger cannot be written") }
         case .postgres:
-            ok = ledger.health.up ? await Self.probe(ledger, within: Self.probeTimeout) : false
-            if !ok { report.degrade(because: Self.sharedLedgerReason(ledger.health.lastConfirmed, staleMax: staleMax)) }
+            let (up, lastConfirmed) = feed()
+            ok = up ? await Self.probe(writable, within: Self.probeTimeout) : false
+            if !ok { report.degrade(because: Self.sharedLedgerReason(lastConfirmed, staleMax: staleMax)) }
         }
-        report.ledger = HealthReport.LedgerState(status: ok ? HealthReport.ok : HealthReport.unavailable, backend: ledger.backend.rawValue)
+        report.ledger = HealthReport.LedgerState(status: ok ? HealthReport.ok : HealthReport.unavailable, backend: backend.rawValue)
     }
 
     /// What a degraded report says while the shared ledger is away.
@@ -39,11 +60,11 @@ struct LedgerHealth: HealthContributor {
 
     /// The ledger's write probe, or `false` once `limit` has passed without an answer (the probe then finishes
     /// on its own).
-    static func probe(_ ledger: Ledger, within limit: Duration) async -> Bool {
+    static func probe(_ writable: @escaping @Sendable () async -> Bool, within limit: Duration) async -> Bool {
         let answer = FirstAnswer()
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             answer.wait(continuation)
-            Task { answer.give(await ledger.checkWritable()) }
+            Task { answer.give(await writable()) }
             Task {
                 try? await Task.sleep(for: limit)
                 answer.give(false)
