@@ -87,18 +87,26 @@ struct PackFileStore: Sendable {
         return try? JSONDecoder().decode(DownloadJournal.self, from: data)
     }
 
+    /// The journal's temporary file, a reserved name of our own (Foundation's `.atomic` writes pick a random
+    /// one, which a killed process leaves behind among the pack's files).
+    var journalTemporaryURL: URL { root.appendingPathComponent(journalName + ".tmp") }
+
     /// Temp file + rename: a crash leaves the old journal or the new one, never half of one.
     func saveJournal(_ journal: DownloadJournal) throws {
         try fileSystem(journalName) {
             try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(journal).write(to: journalURL, options: .atomic)
+            try encoder.encode(journal).write(to: journalTemporaryURL)
+            guard rename(journalTemporaryURL.path, journalURL.path) == 0 else {
+                throw DepotClientError.fileSystem(path: journalURL.path, underlying: POSIXError(.init(rawValue: errno) ?? .EIO))
+            }
         }
     }
 
     func removeJournal() {
         try? FileManager.default.removeItem(at: journalURL)
+        try? FileManager.default.removeItem(at: journalTemporaryURL)
     }
 
     private func fileSystem(_ path: String, _ body: () throws -> Void) throws {

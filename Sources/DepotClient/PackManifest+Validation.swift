@@ -62,12 +62,13 @@ extension PackManifest.Chunk {
 /// The rules a manifest path must follow before it is joined to the destination.
 enum ManifestPath {
     /// Refuses anything that could leave the destination or clash with the journal: empty, absolute,
-    /// backslash, NUL, empty/`.`/`..` segments, the reserved journal name.
+    /// backslash, NUL, empty/`.`/`..` segments, the reserved journal name and names beginning with it and a dot
+    /// (the journal's temporary file).
     static func check(_ path: String, reserved: String) throws {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         let bad = path.isEmpty || path.hasPrefix("/") || path.contains("\\") || path.contains("\0")
             || segments.contains { $0.isEmpty || $0 == "." || $0 == ".." }
-            || path == reserved
+            || path == reserved || path.hasPrefix(reserved + ".")
         if bad { throw DepotClientError.unsafePath(path) }
     }
 

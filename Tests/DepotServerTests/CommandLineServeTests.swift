@@ -8,25 +8,17 @@ import Glibc
 
 /// A `depot` child (usually `serve`) whose stdout is read line by line while it runs.
 final class ServeProcess: @unchecked Sendable {
-    let process = Process()
-    private let output = Pipe()
-    private let errors = Pipe()
+    let child: SpawnedChild
     private var buffer: [UInt8] = []
     private let collectedErrors = Mutex<Data>(Data())
     private let errorsDone = DispatchSemaphore(value: 0)
 
     init(_ arguments: [String], environment: [String: String] = [:], in directory: String) throws {
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-        process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
-        process.environment = env
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let handle = errors.fileHandleForReading
+        child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments, environment: env, currentDirectory: directory)
+        try? child.input.close()
+        let handle = child.errorOutput
         // A thread of its own: a blocked dispatch worker would take a thread from the Swift task pool.
         Thread { [self] in
             let data = handle.readDataToEndOfFile()
@@ -37,7 +29,7 @@ final class ServeProcess: @unchecked Sendable {
 
     /// The next stdout line, waiting at most `timeout` seconds (nil on timeout or end of output).
     func readLine(timeout: Double) -> String? {
-        let fd = output.fileHandleForReading.fileDescriptor
+        let fd = child.output.fileDescriptor
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
@@ -58,20 +50,15 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Sends a signal and waits (at most `timeout` seconds) for the exit status; kills the child on timeout.
     func stop(signal number: Int32 = SIGTERM, timeout: Double = 15) -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, number) }
+        child.send(number)
         return waitForExit(timeout: timeout)
     }
 
     func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return nil
-        }
-        process.waitUntilExit()
-        return process.terminationStatus
+        if let status = child.waitForExit(timeout: timeout) { return status }
+        child.send(SIGKILL)
+        child.waitForExit()
+        return nil
     }
 
     /// Everything written to stderr (after the child exited).

@@ -23,22 +23,16 @@ import Testing
 
             // First attempt: rate-limited to stdout, SIGKILLed once some bytes have arrived.
             let partial = try await onThread { () throws -> Data in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: curl)
-                process.arguments = ["-s", "--limit-rate", "1M", "-H", "Authorization: Bearer \(firstToken)", url]
-                let pipe = Pipe()
-                process.standardOutput = pipe
-                process.standardError = FileHandle.nullDevice
-                try process.run()
+                let child = try SpawnedChild.start(curl, ["-s", "--limit-rate", "1M", "-H", "Authorization: Bearer \(firstToken)", url])
                 var received = Data()
                 while received.count < 256 * 1024 {
-                    let piece = pipe.fileHandleForReading.availableData
+                    let piece = child.output.availableData
                     if piece.isEmpty { break }
                     received.append(piece)
                 }
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                #expect(process.terminationReason == .uncaughtSignal)
+                child.send(SIGKILL)
+                child.waitForExit()
+                #expect(child.endedBySignal)
                 return received
             }
             #expect(partial.count >= 256 * 1024)

@@ -27,13 +27,7 @@ struct FetchAndDemoTests {
         let arguments = ["fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "world", "--out", out]
 
         // First run: killed with SIGKILL as soon as it reports progress.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments)
         // Killed once a tenth is reported (plain progress lines come every 10 %), so some chunks are journaled.
         var output = ""
         func reportedTenth(_ text: String) -> Bool {
@@ -41,12 +35,12 @@ struct FetchAndDemoTests {
                 line.hasPrefix("progress ") && (Int(line.dropFirst(9).prefix { $0.isNumber }) ?? 0) >= 10
             }
         }
-        while !reportedTenth(output), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+        while !reportedTenth(output), let data = try child.output.read(upToCount: 1), !data.isEmpty {
             output += String(decoding: data, as: UTF8.self)
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
+        child.send(SIGKILL)
+        child.waitForExit()
+        #expect(child.endedBySignal)
         #expect(output.contains("downloading version 1"))
 
         // Second run resumes and finishes; every file matches the manifest.

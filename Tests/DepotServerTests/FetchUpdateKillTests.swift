@@ -37,25 +37,19 @@ struct FetchUpdateKillTests {
 
         var killed = 0
         for attempt in 0..<6 {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments)
             // Killed at a random moment after the update has started (from a dedicated thread, so the delay is
             // real whatever the cooperative pool is doing); the first attempt as soon as the update starts.
             let delay = attempt == 0 ? 0 : UInt32.random(in: 0...UInt32(60_000 * attempt))
             let wasKilled = try await OffPool.run { () -> Bool in
                 var output = ""
-                while !output.contains("updating version 1"), let data = try pipe.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+                while !output.contains("updating version 1"), let data = try child.output.read(upToCount: 1), !data.isEmpty {
                     output += String(decoding: data, as: UTF8.self)
                 }
                 usleep(delay)
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                return process.terminationReason == .uncaughtSignal
+                child.send(SIGKILL)
+                child.waitForExit()
+                return child.endedBySignal
             }
             if wasKilled { killed += 1 }
             // Never a mix: the old version whole until the switch, the new one after it.

@@ -23,17 +23,12 @@ struct IdleConnectionMemoryTests {
         }
         let tree = TemporaryDirectory("idle-memory")
         try TestDepot.copySample(into: tree.path)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-        process.arguments = ["serve", "--port", "0", "--access-log", "off", "--catalog", tree.path + "/catalog",
-                             "--content", tree.path + "/content", "--data", tree.path + "/var"]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { process.terminate(); process.waitUntilExit() }
+        let process = try SpawnedChild.start(ProcessRunner.depotExecutable, [
+            "serve", "--port", "0", "--access-log", "off", "--catalog", tree.path + "/catalog",
+            "--content", tree.path + "/content", "--data", tree.path + "/var"])
+        defer { process.send(SIGTERM); process.waitForExit() }
         var line = ""
-        while !line.contains("\n"), let data = try out.fileHandleForReading.read(upToCount: 1), !data.isEmpty {
+        while !line.contains("\n"), let data = try process.output.read(upToCount: 1), !data.isEmpty {
             line += String(decoding: data, as: UTF8.self)
         }
         let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":").last ?? ""))
@@ -45,7 +40,7 @@ struct IdleConnectionMemoryTests {
             _ = try warm.readResponse()
         }
         try await Task.sleep(for: .milliseconds(200))
-        let before = try #require(Self.residentKiB(process.processIdentifier))
+        let before = try #require(Self.residentKiB(process.pid))
         var connections: [RawHTTPConnection] = []
         for _ in 0..<1000 {
             let connection = try RawHTTPConnection(port: port)
@@ -53,7 +48,7 @@ struct IdleConnectionMemoryTests {
             #expect(try connection.readResponse().status == 200)
             connections.append(connection)
         }
-        let after = try #require(Self.residentKiB(process.processIdentifier))
+        let after = try #require(Self.residentKiB(process.pid))
         let perConnection = Double(after - before) * 1024 / 1000
         print("[idle] depot VmRSS \(before) KiB → \(after) KiB with 1,000 idle keep-alive connections: \(Int(perConnection)) bytes each")
         #expect(perConnection < 20 * 1024)

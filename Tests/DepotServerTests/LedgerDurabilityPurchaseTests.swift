@@ -120,43 +120,35 @@ import Glibc
 
 /// `depot` run as a child process: started, its port read from "listening on" on stdout, killed.
 private final class DepotProcess: @unchecked Sendable {
-    let process: Process
+    let child: SpawnedChild
     let port: Int
 
-    private init(process: Process, port: Int) {
-        self.process = process
+    private init(child: SpawnedChild, port: Int) {
+        self.child = child
         self.port = port
     }
 
     static func start(_ arguments: [String]) throws -> DepotProcess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ProcessRunner.depotExecutable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let child = try SpawnedChild.start(ProcessRunner.depotExecutable, arguments)
         // Read stdout until the line that says where it listens (bounded by EOF: a failed start closes it).
         var text = ""
-        let reader = output.fileHandleForReading
         while !text.contains("\n") {
-            let piece = reader.availableData
+            let piece = child.output.availableData
             if piece.isEmpty { break }
             text += String(decoding: piece, as: UTF8.self)
         }
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on http://") }),
               let portText = line.split(separator: ":").last, let port = Int(portText) else {
-            process.terminate()
-            process.waitUntilExit()
+            child.send(SIGTERM)
+            child.waitForExit()
             throw RawHTTPConnection.Failure(description: "depot serve did not start: \(text)")
         }
-        return DepotProcess(process: process, port: port)
+        return DepotProcess(child: child, port: port)
     }
 
     /// SIGKILL, then reap.
     func kill() {
-        guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        child.send(SIGKILL)
+        child.waitForExit()
     }
 }

@@ -50,7 +50,8 @@ struct PackUpdateTests {
         for relative in (FileManager.default.subpaths(atPath: root) ?? []) {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue,
-                  relative != PackDownloadOptions.journalFileName else { continue }
+                  relative != PackDownloadOptions.journalFileName,
+                  relative != PackDownloadOptions.journalFileName + ".tmp" else { continue }
             out[relative] = [UInt8](FileManager.default.contents(atPath: root + "/" + relative) ?? Data())
         }
         return out

@@ -90,29 +90,57 @@ public final class SpawnedChild: @unchecked Sendable {
     /// ended it (as Foundation's `terminationStatus` reports it).
     @discardableResult
     public func waitForExit() -> Int32 {
-        let (code, _) = reap()
-        return code
+        reap(blocking: true)?.code ?? 0
     }
 
     /// Blocks until the child exits; its status as a shell reports it: the exit status, or 128 plus the number
     /// of the signal that ended it.
     public func waitForShellStatus() -> Int32 {
-        let (code, signaled) = reap()
+        guard let (code, signaled) = reap(blocking: true) else { return 0 }
         return signaled ? 128 + code : code
     }
 
-    private func reap() -> (code: Int32, signaled: Bool) {
+    /// Whether a signal ended the child (false while it runs or when it exited by itself).
+    public var endedBySignal: Bool { recorded()?.signaled ?? false }
+
+    /// Waits at most `timeout` seconds for the child to exit (polling the calling thread); its status as
+    /// `waitForExit()` gives it, or nil if it still runs then.
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let (code, _) = reap(blocking: false) { return code }
+            if Date() >= deadline { return nil }
+            usleep(10_000)
+        }
+    }
+
+    private func reap(blocking: Bool) -> (code: Int32, signaled: Bool)? {
+        if let known = recorded() { return known }
+        // waitpid runs without the lock, so `send` works while another thread waits for the exit.
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            if errno != EINTR { break }
+        while true {
+            let rc = waitpid(pid, &status, blocking ? 0 : WNOHANG)
+            if rc == pid { break }
+            if rc == 0 { return nil }
+            if errno == EINTR { continue }
+            // ECHILD: another thread reaped it and is about to record the status.
+            while true {
+                if let known = recorded() { return known }
+                usleep(1_000)
+            }
         }
         // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift cannot import as macros.
         let result = status & 0x7f == 0 ? ((status >> 8) & 0xff, false) : (status & 0x7f, true)
         lock.lock()
         defer { lock.unlock() }
-        if let reaped { return reaped }
         reaped = result
         return result
+    }
+
+    private func recorded() -> (code: Int32, signaled: Bool)? {
+        lock.lock()
+        defer { lock.unlock() }
+        return reaped
     }
 
     private static func pipePair() throws -> (read: Int32, write: Int32) {

@@ -1,3 +1,4 @@
+import DepotTestSupport
 import Foundation
 import Testing
 @testable import Ledger
@@ -45,16 +46,9 @@ import Testing
             let ledger = try await Ledger.open(at: path)
             _ = try await ledger.record([LedgerFixture.purchase("42")], account: "alice", policy: .first, now: LedgerFixture.now)
 
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.sqliteShell)
-            process.arguments = [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
-            #expect(String(decoding: data, as: UTF8.self) == "42|com.example.depot.level2\nalice\n")
+            let result = try ProcessRunner.run(Self.sqliteShell, [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"])
+            #expect(result.status == 0)
+            #expect(result.stdout == "42|com.example.depot.level2\nalice\n")
             await ledger.close()
         }
     }
