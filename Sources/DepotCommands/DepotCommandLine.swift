@@ -19,6 +19,9 @@ package enum DepotCommandLine {
         .group("edge-config", summary: "Print the configuration of an edge in front of the instances.", [
             .command(EdgeConfigNginxCommand.self),
         ]),
+        .group("notifications", summary: "Catch up on App Store Server Notifications, or ask Apple for a test one.", [
+            .command(NotificationSyncCommand.self), .command(NotificationTestCommand.self),
+        ]),
     ])
 
     /// Runs the command `arguments` (without the program name) select, writing to stdout and stderr;

@@ -2,7 +2,7 @@ import ArgumentParsing
 import AppStore
 import DepotCore
 import DepotCrypto
-import Foundation
+public import Foundation
 import Ledger
 public import Platform
 public import Server
@@ -18,6 +18,8 @@ public final class DepotApp: Sendable {
     let metrics: Metrics
     let ledger: Ledger?
     let logger: Logger
+    /// The notification catch-up, when a key is configured and `--notification-sync` is above 0.
+    let notificationSync: NotificationSync?
 
     /// The address clients connect to (with the real port when 0 was configured).
     public var address: SocketAddress { server.address }
@@ -58,6 +60,7 @@ public final class DepotApp: Sendable {
         var started = false
         defer { if !started { dataLock.release() } }
         let roots = try loadTrustedRoots(configuration.appleRootCertificateFiles)
+        let apiSettings = try ServerAPISettings.resolve(configuration)
         let ledger = try await openLedger(configuration)
         let key: [UInt8]
         do {
@@ -91,10 +94,18 @@ public final class DepotApp: Sendable {
                                                         timeout: configuration.appleTimeout),
             observer: { outcome, seconds in metrics.recordAppleCall(outcome: outcome, seconds: seconds) },
             executor: WorkerPool.shared)
-        let signedData = SignedDataVerifier(trustedRoots: roots, bundleID: configuration.bundleID, allowSandbox: configuration.allowSandbox)
-        let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, tokens: tokens,
-                                        tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
+        let signedData = SignedDataVerifier(trustedRoots: roots, bundleID: configuration.bundleID, allowSandbox: configuration.allowSandbox,
+                                            appAppleID: configuration.appleAppID)
+        let apiClient = apiSettings.client(configuration, verifier: signedData, observer: { endpoint, outcome, seconds in
+            metrics.recordAppleAPICall(endpoint: endpoint, outcome: outcome, seconds: seconds)
+        }, executor: WorkerPool.shared)
+        let serverAPI = apiClient.map { ServerAPIPurchases(client: $0, validatesReceipts: apiSettings.validatesReceipts, logger: logger) }
+        let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, serverAPI: serverAPI,
+                                        tokens: tokens, tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
+        let notificationSync = configuration.notificationSync > 0 ? apiClient.map {
+            NotificationSync(client: $0, ledger: ledger, receiver: purchases.notificationReceiver, metrics: metrics, logger: logger)
+        } : nil
         let admin = configuration.adminToken.map {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger,
                          publishLock: SharedPublishLock(ledger: ledger))
@@ -142,13 +153,14 @@ public final class DepotApp: Sendable {
         // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
         store.onSwap { [weak server] in server?.onEachLoop { packs.syncCache(loop: $0) } }
         store.startWatching()
+        notificationSync?.start(every: configuration.notificationSync)
         started = true
         return DepotApp(configuration: configuration, store: store, server: server, opsServer: opsServer, dataLock: dataLock,
-                        metrics: metrics, ledger: ledger, logger: logger)
+                        metrics: metrics, ledger: ledger, logger: logger, notificationSync: notificationSync)
     }
 
     private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, opsServer: HTTPServer?,
-                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger) {
+                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger, notificationSync: NotificationSync?) {
         self.configuration = configuration
         self.store = store
         self.server = server
@@ -157,10 +169,18 @@ public final class DepotApp: Sendable {
         self.metrics = metrics
         self.ledger = ledger
         self.logger = logger
+        self.notificationSync = notificationSync
+    }
+
+    /// Runs one notification catch-up now (tests; the server also syncs at start and every
+    /// `--notification-sync` seconds). Nil when the catch-up is off.
+    public func syncNotifications(since: Date? = nil) async -> NotificationSyncReport? {
+        await notificationSync?.syncOnce(since: since)
     }
 
     /// Stops accepting, lets in-flight requests finish (up to 10 s), then releases everything.
     public func stop() async {
+        await notificationSync?.stop()
         store.stopWatching()
         server.stop()
         opsServer?.stop()

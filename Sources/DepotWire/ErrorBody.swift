@@ -15,6 +15,8 @@ public struct ErrorBody: Sendable, Hashable, Codable {
     public var error: Detail
     /// The status `verifyReceipt` answered (422, 502, 503 of `/v1/receipts`).
     public var appleStatus: Int?
+    /// The App Store Server API's `errorCode` behind a `422`, `502` or `503` of `/v1/receipts` (e.g. `4040010`).
+    public var appleErrorCode: Int?
     /// The JWS check that failed (`format`, `chain`, `signature`, ...).
     public var check: String?
     /// `507 insufficient_storage`: the bytes that must be free.
@@ -22,16 +24,17 @@ public struct ErrorBody: Sendable, Hashable, Codable {
     /// `507 insufficient_storage`: the bytes that are free.
     public var freeBytes: Int64?
 
-    public init(code: String, message: String, appleStatus: Int? = nil, check: String? = nil, requiredBytes: Int64? = nil,
-                freeBytes: Int64? = nil) {
+    public init(code: String, message: String, appleStatus: Int? = nil, appleErrorCode: Int? = nil, check: String? = nil,
+                requiredBytes: Int64? = nil, freeBytes: Int64? = nil) {
         error = Detail(code: code, message: message)
         self.appleStatus = appleStatus
+        self.appleErrorCode = appleErrorCode
         self.check = check
         self.requiredBytes = requiredBytes
         self.freeBytes = freeBytes
     }
 
-    private enum CodingKeys: String, CodingKey { case error, appleStatus, check, requiredBytes, freeBytes }
+    private enum CodingKeys: String, CodingKey { case error, appleStatus, appleErrorCode, check, requiredBytes, freeBytes }
 
     /// Lenient about where and how the extra fields come: beside `error` (where Depot puts them) or inside it,
     /// and `appleStatus` as a number or as decimal text.
@@ -40,6 +43,7 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         error = try container.decode(Detail.self, forKey: .error)
         let inner = try? container.nestedContainer(keyedBy: CodingKeys.self, forKey: .error)
         appleStatus = Self.integer(container, .appleStatus) ?? inner.flatMap { Self.integer($0, .appleStatus) }
+        appleErrorCode = Self.integer(container, .appleErrorCode) ?? inner.flatMap { Self.integer($0, .appleErrorCode) }
         check = (try? container.decodeIfPresent(String.self, forKey: .check)) ?? (try? inner?.decodeIfPresent(String.self, forKey: .check))
         requiredBytes = try container.decodeIfPresent(Int64.self, forKey: .requiredBytes)
         freeBytes = try container.decodeIfPresent(Int64.self, forKey: .freeBytes)
@@ -49,6 +53,7 @@ public struct ErrorBody: Sendable, Hashable, Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(error, forKey: .error)
         try container.encodeIfPresent(appleStatus, forKey: .appleStatus)
+        try container.encodeIfPresent(appleErrorCode, forKey: .appleErrorCode)
         try container.encodeIfPresent(check, forKey: .check)
         try container.encodeIfPresent(requiredBytes, forKey: .requiredBytes)
         try container.encodeIfPresent(freeBytes, forKey: .freeBytes)

@@ -87,6 +87,27 @@ public final class Ledger: Sendable {
         try await storage.apply(notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
     }
 
+    /// Claims the notification catch-up window of `environment` for `owner` for `lease` seconds (spec
+    /// app-store-server-api §6), unless another instance holds it: of instances sharing a ledger, one reads a
+    /// given window, and an instance that crashed holds it until `lease` runs out. The claim ends with
+    /// `completeNotificationSync` or `releaseNotificationSync`.
+    public func claimNotificationSync(
+        environment: String, owner: String, now: Date, lease: Double
+    ) async throws(LedgerError) -> NotificationSyncClaim {
+        try await storage.claimNotificationSync(environment: environment, owner: owner, now: now, lease: lease)
+    }
+
+    /// Records that the window of `environment` was synced through `end` and drops `owner`'s claim; false
+    /// (nothing stored) when `owner` no longer holds the claim.
+    public func completeNotificationSync(environment: String, owner: String, through end: Date) async throws(LedgerError) -> Bool {
+        try await storage.completeNotificationSync(environment: environment, owner: owner, through: end)
+    }
+
+    /// Drops `owner`'s claim on the window of `environment` without moving it (a failed sync).
+    public func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError) {
+        try await storage.releaseNotificationSync(environment: environment, owner: owner)
+    }
+
     /// Whether a download token for `originalTransactionID` (issued to `account`) may still be honoured.
     /// O(1) and non-blocking: served from memory, never from the database.
     public func access(originalTransactionID: String, account: String?) -> AccessState {

@@ -25,6 +25,15 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.purchases(originalTransactionID:)`.
     func purchases(originalTransactionID: String) async throws(LedgerError) -> [LedgerPurchase]
 
+    /// See `Ledger.claimNotificationSync(environment:owner:now:lease:)`.
+    func claimNotificationSync(environment: String, owner: String, now: Date, lease: Double) async throws(LedgerError) -> NotificationSyncClaim
+
+    /// See `Ledger.completeNotificationSync(environment:owner:through:)`.
+    func completeNotificationSync(environment: String, owner: String, through end: Date) async throws(LedgerError) -> Bool
+
+    /// See `Ledger.releaseNotificationSync(environment:owner:)`.
+    func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError)
+
     /// See `Ledger.tokenKey(generate:)`.
     func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8]
 

@@ -58,6 +58,24 @@ public struct DepotConfiguration: ParsableOptions {
     public var trustedProxies: [AddressBlock] = []
     @Setting("apple-timeout", .seconds, help: "seconds before a call to Apple counts as failed")
     public var appleTimeout: Double = 10
+    @Setting("apple-api-key", help: "In-App Purchase key file (`SubscriptionKey_<KEYID>.p8`: PKCS#8 PEM, EC P-256)", valueName: "FILE")
+    public var appleAPIKeyFile: String?
+    @Setting("apple-api-key-id", help: "the In-App Purchase key's ID", valueName: "ID")
+    public var appleAPIKeyID: String?
+    @Setting("apple-api-issuer", help: "the issuer ID of the key (a UUID)", valueName: "UUID")
+    public var appleAPIIssuer: String?
+    @Setting("apple-app-id", .integer(in: Int64(1)...Int64.max),
+             help: "the app's numeric Apple ID; Production data that carries an `appAppleId` must carry this one", valueName: "N")
+    public var appleAppID: Int64?
+    @Setting("apple-api-url", .httpURL, help: "App Store Server API, production")
+    public var appleAPIURL = URL(string: "https://api.storekit.apple.com")!
+    @Setting("apple-api-sandbox-url", .httpURL, help: "App Store Server API, sandbox")
+    public var appleAPISandboxURL = URL(string: "https://api.storekit-sandbox.apple.com")!
+    @Setting("receipt-validation", help: "who validates legacy receipts (`auto`: the Server API when a key is configured, else `verifyReceipt`)")
+    public var receiptValidation = ReceiptValidationMode.auto
+    @Setting("notification-sync", .integer(in: 0...(86_400 * 365)),
+             help: "seconds between catch-up syncs of notification history; `0` turns it off", valueName: "SECONDS")
+    public var notificationSync = 3600
     @Setting("header-timeout", .seconds, help: "seconds to receive a request head")
     public var headerTimeout: Double = 10
     @Setting("idle-timeout", .seconds, help: "seconds a keep-alive connection may sit idle")

@@ -44,6 +44,13 @@ public final class Metrics: Sendable {
 
     private let shards: [ShardBox]
     private let apple = Mutex<(outcomes: [String: UInt64], latency: Histogram)>(([:], Histogram()))
+    private let appleAPI = Mutex<[APICallKey: UInt64]>([:])
+    private let notificationSync = Mutex<(outcomes: [String: UInt64], recovered: UInt64)>(([:], 0))
+
+    struct APICallKey: Hashable {
+        let endpoint: String
+        let outcome: String
+    }
     private let openConnections: @Sendable () -> Int
     private let ledger: Ledger?
 
@@ -66,6 +73,22 @@ public final class Metrics: Sendable {
         apple.withLock { a in
             a.outcomes[outcome, default: 0] += 1
             a.latency.observe(seconds)
+        }
+    }
+
+    /// One exchange with the App Store Server API, by endpoint (`transaction_history`, ...) and outcome
+    /// (`http_200`, `http_404_4040010`, `timeout`, `no_answer`, ...); its latency joins the Apple histogram.
+    func recordAppleAPICall(endpoint: String, outcome: String, seconds: Double) {
+        appleAPI.withLock { $0[APICallKey(endpoint: endpoint, outcome: outcome), default: 0] += 1 }
+        apple.withLock { $0.latency.observe(seconds) }
+    }
+
+    /// One environment's window of the notification catch-up (`ok`, `failed`, `skipped`), and how many
+    /// notifications it received for the first time.
+    func recordNotificationSync(outcome: String, recovered: Int) {
+        notificationSync.withLock { state in
+            state.outcomes[outcome, default: 0] += 1
+            state.recovered += UInt64(max(0, recovered))
         }
     }
 
@@ -96,6 +119,18 @@ public final class Metrics: Sendable {
         for outcome in appleState.outcomes.keys.sorted() {
             out += "depot_apple_requests_total{outcome=\"\(outcome)\"} \(appleState.outcomes[outcome]!)\n"
         }
+        let apiCalls = appleAPI.withLock { $0 }
+        out += "# HELP depot_apple_api_requests_total Calls to the App Store Server API, by endpoint and outcome.\n# TYPE depot_apple_api_requests_total counter\n"
+        for key in apiCalls.keys.sorted(by: { ($0.endpoint, $0.outcome) < ($1.endpoint, $1.outcome) }) {
+            out += "depot_apple_api_requests_total{endpoint=\"\(key.endpoint)\",outcome=\"\(key.outcome)\"} \(apiCalls[key]!)\n"
+        }
+        let sync = notificationSync.withLock { $0 }
+        out += "# HELP depot_notification_sync_total Notification catch-up windows (one per environment and sync), by outcome.\n# TYPE depot_notification_sync_total counter\n"
+        for outcome in Set(["ok", "failed", "skipped"]).union(sync.outcomes.keys).sorted() {
+            out += "depot_notification_sync_total{outcome=\"\(outcome)\"} \(sync.outcomes[outcome] ?? 0)\n"
+        }
+        out += "# HELP depot_notifications_recovered_total Notifications the catch-up received that had not arrived before.\n# TYPE depot_notifications_recovered_total counter\n"
+        out += "depot_notifications_recovered_total \(sync.recovered)\n"
         out += "# HELP depot_apple_request_duration_seconds Latency of calls to Apple.\n# TYPE depot_apple_request_duration_seconds histogram\n"
         out += Self.render(histogram: appleState.latency, name: "depot_apple_request_duration_seconds", labels: nil)
         out += "# HELP depot_open_connections Client connections open now.\n# TYPE depot_open_connections gauge\n"

@@ -9,6 +9,9 @@ struct PurchaseBody: Sendable {
 
     var proof: Proof
     var account: String?
+    /// `"history": true` (spec app-store-server-api §4): restore the customer's whole history from the first
+    /// transaction.
+    var history = false
 
     static let maxTransactions = 100
     static let maxAccountLength = 256
@@ -26,6 +29,14 @@ struct PurchaseBody: Sendable {
             }
             account = text
         }
+        var history = false
+        if let value = object["history"], !(value is NSNull) {
+            // JSONSerialization gives every number as NSNumber (`1 as? Bool` succeeds); a JSON boolean is the one of type `c`.
+            guard let flag = value as? NSNumber, String(cString: flag.objCType) == "c" else {
+                throw .badRequest("`history` must be true or false.")
+            }
+            history = flag.boolValue
+        }
         let receipt = object["receipt"]
         let transactions = object["transactions"]
         switch (receipt, transactions) {
@@ -38,6 +49,9 @@ struct PurchaseBody: Sendable {
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !trimmed.isEmpty, isBase64(trimmed), Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters) != nil else {
                 throw .badRequest("`receipt` is not base64.")
+            }
+            guard !history else {
+                throw .badRequest("`history` goes with `transactions`: a receipt validated through the App Store Server API already gives the whole history.")
             }
             return PurchaseBody(proof: .receipt(trimmed), account: account)
         case (nil, let value?):
@@ -55,7 +69,7 @@ struct PurchaseBody: Sendable {
                 }
                 jws.append(text)
             }
-            return PurchaseBody(proof: .transactions(jws), account: account)
+            return PurchaseBody(proof: .transactions(jws), account: account, history: history)
         }
     }
 

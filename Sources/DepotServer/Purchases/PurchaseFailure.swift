@@ -1,3 +1,5 @@
+import AppStore
+
 /// Why `POST /v1/receipts` (spec §4.2) did not answer with entitlements.
 enum PurchaseFailure: Error, Sendable, Equatable {
     /// The body is not `application/json` in UTF-8 (also for notifications).
@@ -16,4 +18,9 @@ enum PurchaseFailure: Error, Sendable, Equatable {
     case catalogUnavailable
     /// The ledger could not record the purchase.
     case ledgerUnavailable
+    /// The App Store Server API gave no usable answer (spec app-store-server-api §2): `422` with its check,
+    /// `503` with its `Retry-After`, or `502`.
+    case serverAPI(ServerAPIFailure)
+    /// `"history": true` without an In-App Purchase key.
+    case historyUnavailable
 }

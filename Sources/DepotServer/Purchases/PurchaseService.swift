@@ -10,35 +10,40 @@ import Server
 /// `POST /v1/receipts` and `POST /v1/notifications/appstore` (spec §4.2, §4.5).
 ///
 /// Bodies are collected on the event loop (with their limits), then everything slow — Apple, signature
-/// checks, the ledger — runs in a task and the answer is posted back to the loop.
+/// checks, the ledger — runs in a task and the answer is posted back to the loop. Legacy receipts go to
+/// `verifyReceipt` or, with an In-App Purchase key, through the App Store Server API (`serverAPI`), which
+/// also restores from one transaction and looks up expired subscriptions (spec app-store-server-api §3–§5).
 final class PurchaseService: Sendable {
     let store: CatalogStore
     let ledger: Ledger
     let receipts: ReceiptVerifier
     let signedData: SignedDataVerifier
+    let serverAPI: ServerAPIPurchases?
+    let notificationReceiver: NotificationReceiver
     let tokens: DownloadTokenAuthority
     let tokenTTL: Int
     let policy: AccountPolicy
     let bundleID: String
-    let sharedSecret: String?
     let logger: Logger
     let now: @Sendable () -> Date
 
     /// Largest request body (a receipt with hundreds of purchases is ~150 KB of base64).
     static let bodyLimit = 1 << 20
 
-    init(store: CatalogStore, ledger: Ledger, receipts: ReceiptVerifier, signedData: SignedDataVerifier,
+    init(store: CatalogStore, ledger: Ledger, receipts: ReceiptVerifier, signedData: SignedDataVerifier, serverAPI: ServerAPIPurchases?,
          tokens: DownloadTokenAuthority, tokenTTL: Int, policy: AccountPolicy, bundleID: String, sharedSecret: String?,
          logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.ledger = ledger
         self.receipts = receipts
         self.signedData = signedData
+        self.serverAPI = serverAPI
+        notificationReceiver = NotificationReceiver(ledger: ledger, signedData: signedData, bundleID: bundleID, sharedSecret: sharedSecret,
+                                                    logger: logger, now: now)
         self.tokens = tokens
         self.tokenTTL = tokenTTL
         self.policy = policy
         self.bundleID = bundleID
-        self.sharedSecret = sharedSecret
         self.logger = logger
         self.now = now
     }
@@ -68,7 +73,7 @@ final class PurchaseService: Sendable {
         return .collectBody(limit: Self.bodyLimit) { [self] body in
             .later { [self] in
                 do throws(NotificationFailure) {
-                    try await receiveNotification(body, log: log)
+                    try await notificationReceiver.receive(body, log: log)
                     return Response(status: 200, headers: HTTPFields(), body: .bytes([]), route: RouteLabel.notifications.rawValue)
                 } catch {
                     return error.answer.response(.notifications)
@@ -100,46 +105,68 @@ final class PurchaseService: Sendable {
     func unlock(_ body: [UInt8], log: Logger? = nil) async throws(PurchaseFailure) -> PurchaseAnswer {
         let logger = log ?? self.logger
         let request = try PurchaseBody.parse(body)
+        if request.history && serverAPI == nil { throw .historyUnavailable }
         let facts: [PurchaseFact]
         let environment: String
         var subscriptionExpired = false
         switch request.proof {
         case .receipt(let receipt):
-            switch await receipts.verify(receiptData: receipt, now: now()) {
-            case .invalid(let status, let reason):
-                throw .receiptInvalid(reason, appleStatus: status)
-            case .unavailable(let status, let reason):
-                logger.warning(.appleUnavailable, "verifyReceipt unavailable: \(reason)")
-                throw .appleUnavailable(appleStatus: status)
-            case .misconfigured(let status, let reason):
-                logger.error(.appleMisconfigured, "verifyReceipt misconfigured: \(reason) (check --apple-shared-secret and the endpoint URLs)")
-                throw .appleMisconfigured(appleStatus: status)
-            case .valid(let response, let where_):
-                guard response.hasReceipt, response.bundleID == bundleID else {
-                    throw .receiptInvalid("the receipt is for bundle \(response.bundleID ?? "?"), not \(bundleID)")
-                }
-                subscriptionExpired = response.status == 21006
-                environment = where_ == .sandbox ? "Sandbox" : "Production"
-                facts = response.purchases.map { PurchaseFact(receipt: $0, environment: environment) }
+            if let serverAPI, serverAPI.validatesReceipts {
+                (facts, environment) = try await serverAPI.receiptPurchases(receipt, now: now(), log: logger)
+            } else {
+                (facts, environment, subscriptionExpired) = try await verifyReceipt(receipt, log: logger)
             }
         case .transactions(let list):
-            var verified: [PurchaseFact] = []
-            for (index, jws) in list.enumerated() {
-                switch signedData.verifyTransaction(jws, now: now()) {
-                case .success(let transaction):
-                    verified.append(PurchaseFact(transaction: transaction))
-                case .failure(.invalid(let check, let detail)):
-                    throw .receiptInvalid("transactions[\(index)]: \(detail)", check: check.rawValue)
-                case .failure(.retryable(let detail)):
-                    logger.warning(.appleUnavailable, "JWS verification could not run: \(detail)")
-                    throw .verificationUnavailable
-                }
+            let verified = try verifyTransactions(list, log: logger)
+            if request.history, let serverAPI {
+                (facts, environment) = try await serverAPI.restore(verified, now: now(), log: logger)
+            } else {
+                facts = try await serverAPI?.withLatestSubscriptionState(verified, now: now(), log: logger)
+                    ?? verified.map(PurchaseFact.init(transaction:))
+                environment = verified.first?.environment.rawValue ?? AppStoreEnvironment.production.rawValue
             }
-            facts = verified
-            environment = verified.first?.environment ?? "Production"
         }
         return try await grant(facts, account: request.account, environment: environment, subscriptionExpired: subscriptionExpired,
                                log: logger)
+    }
+
+    /// A receipt through `verifyReceipt` (spec §4.2): its purchases, the environment that answered, and whether
+    /// Apple said the subscription expired (status 21006).
+    private func verifyReceipt(_ receipt: String, log logger: Logger) async throws(PurchaseFailure)
+        -> (facts: [PurchaseFact], environment: String, expired: Bool) {
+        switch await receipts.verify(receiptData: receipt, now: now()) {
+        case .invalid(let status, let reason):
+            throw .receiptInvalid(reason, appleStatus: status)
+        case .unavailable(let status, let reason):
+            logger.warning(.appleUnavailable, "verifyReceipt unavailable: \(reason)")
+            throw .appleUnavailable(appleStatus: status)
+        case .misconfigured(let status, let reason):
+            logger.error(.appleMisconfigured, "verifyReceipt misconfigured: \(reason) (check --apple-shared-secret and the endpoint URLs)")
+            throw .appleMisconfigured(appleStatus: status)
+        case .valid(let response, let where_):
+            guard response.hasReceipt, response.bundleID == bundleID else {
+                throw .receiptInvalid("the receipt is for bundle \(response.bundleID ?? "?"), not \(bundleID)")
+            }
+            let environment = where_ == .sandbox ? "Sandbox" : "Production"
+            return (response.purchases.map { PurchaseFact(receipt: $0, environment: environment) }, environment, response.status == 21006)
+        }
+    }
+
+    /// Verifies every JWS the app sent (spec §4.2); the first failure answers for the request.
+    private func verifyTransactions(_ list: [String], log logger: Logger) throws(PurchaseFailure) -> [StoreKitTransaction] {
+        var verified: [StoreKitTransaction] = []
+        for (index, jws) in list.enumerated() {
+            switch signedData.verifyTransaction(jws, now: now()) {
+            case .success(let transaction):
+                verified.append(transaction)
+            case .failure(.invalid(let check, let detail)):
+                throw .receiptInvalid("transactions[\(index)]: \(detail)", check: check.rawValue)
+            case .failure(.retryable(let detail)):
+                logger.warning(.appleUnavailable, "JWS verification could not run: \(detail)")
+                throw .verificationUnavailable
+            }
+        }
+        return verified
     }
 
     /// Records the purchases, binds them to the account, and turns each into an entitlement or a rejection
@@ -190,86 +217,5 @@ final class PurchaseService: Sendable {
         LedgerPurchase(transactionID: fact.transactionID, originalTransactionID: fact.originalTransactionID, productID: fact.productID,
                        environment: fact.environment, purchaseDate: fact.purchaseDate, expiresDate: fact.expiresDate,
                        revocationDate: fact.revocationDate, source: fact.source == .receipt ? .receipt : .jws)
-    }
-
-    // MARK: - Notifications
-
-    func receiveNotification(_ body: [UInt8], log: Logger? = nil) async throws(NotificationFailure) {
-        let logger = log ?? self.logger
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
-            throw .badRequest("The body is not a JSON object.")
-        }
-        if let signed = object["signedPayload"] {
-            guard let payload = signed as? String else { throw .badRequest("`signedPayload` must be a string.") }
-            try await receiveV2(payload, logger: logger)
-        } else if object["notification_type"] != nil {
-            try await receiveV1(object, logger: logger)
-        } else {
-            throw .badRequest("Not an App Store Server Notification (no `signedPayload` or `notification_type`).")
-        }
-    }
-
-    private func receiveV2(_ payload: String, logger: Logger) async throws(NotificationFailure) {
-        let notification: StoreKitNotification
-        switch signedData.verifyNotification(payload, now: now()) {
-        case .success(let verified):
-            notification = verified
-        case .failure(.invalid(.format, let detail)):
-            throw .badRequest("The signed payload is not a JWS notification: \(detail)")
-        case .failure(.invalid(.bundle, let detail)):
-            throw .wrongBundle("The notification is for another app: \(detail)")
-        case .failure(.invalid(.environment, let detail)):
-            // Verified, but from an environment this server does not serve (sandbox when sandbox is off).
-            logger.info(.notification, "notification ignored: \(detail)")
-            return
-        case .failure(.invalid(let check, let detail)):
-            throw .invalidSignature(detail, check: check.rawValue)
-        case .failure(.retryable(let detail)):
-            throw .verificationUnavailable(detail)
-        }
-        try await apply(NotificationEffect.of(notification), id: "v2:" + notification.notificationUUID,
-                        type: notification.notificationType.rawValue, logger: logger)
-    }
-
-    private func receiveV1(_ object: [String: Any], logger: Logger) async throws(NotificationFailure) {
-        guard let typeText = object["notification_type"] as? String else { throw .badRequest("`notification_type` must be a string.") }
-        let type = NotificationType(rawValue: typeText)
-        let password = (object["password"] as? String) ?? ""
-        guard let sharedSecret, ConstantTime.equals(Array(password.utf8), Array(sharedSecret.utf8)) else { throw .invalidPassword }
-        if let bid = object["bid"] as? String, bid != bundleID { throw .wrongBundle("The notification is for \(bid), not \(bundleID).") }
-        var purchases: [ReceiptPurchase] = []
-        if type.revokesAccess, let value = object["unified_receipt"], !(value is NSNull) {
-            guard let unified = value as? [String: Any] else { throw .badRequest("`unified_receipt` must be an object.") }
-            var receipt = unified
-            if receipt["status"] == nil { receipt["status"] = 0 }
-            guard let data = try? JSONSerialization.data(withJSONObject: receipt),
-                  let parsed = try? VerifyReceiptResponse(json: data) else {
-                throw .badRequest("`unified_receipt` cannot be read.")
-            }
-            purchases = parsed.purchases
-        }
-        let effect = NotificationEffect.ofV1(type: type, purchases: purchases)
-        // V1 has no notification ID: type + transactions + dates identify it (spec §4.5).
-        let cancelled = effect.revocations.map { "\($0.transactionID)@\(Int64($0.revokedAt.timeIntervalSince1970 * 1000))" }
-        let original = (object["original_transaction_id"] as? String) ?? (object["original_transaction_id"] as? NSNumber)?.stringValue ?? ""
-        let id = "v1:\(typeText):\(original):" + cancelled.sorted().joined(separator: ",")
-        try await apply(effect, id: id, type: typeText, logger: logger)
-    }
-
-    private func apply(_ effect: NotificationEffect, id: String, type: String, logger: Logger) async throws(NotificationFailure) {
-        let revoke = effect.revocations.map {
-            LedgerRevocation(transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID, revokedAt: $0.revokedAt,
-                             reason: $0.reason)
-        }
-        let restore = effect.restorations
-        do {
-            let applied = try await ledger.apply(notificationID: id, type: type, revoke: revoke, restore: restore, now: now())
-            if applied, effect != .recordOnly {
-                logger.info(.notification, "notification \(type): revoked \(revoke.count), restored \(restore.count)")
-            }
-        } catch {
-            logger.error(.ledgerFailed, "ledger write failed for a notification: \(error)")
-            throw .ledgerUnavailable
-        }
     }
 }

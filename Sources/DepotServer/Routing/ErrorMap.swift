@@ -1,3 +1,4 @@
+import AppStore
 import DepotCore
 import DepotWire
 import HTTP
@@ -11,7 +12,8 @@ protocol AnswerableError: Error {
 
 /// Builds error answers: the status, the body's code and message, and its extras.
 enum ErrorMap {
-    static func answer(_ status: Int, _ code: String, _ message: String, appleStatus: Int? = nil, check: String? = nil,
+    static func answer(_ status: Int, _ code: String, _ message: String, appleStatus: Int? = nil, appleErrorCode: Int? = nil,
+                       check: String? = nil,
                        requiredBytes: Int64? = nil, freeBytes: Int64? = nil, retryAfter: Int? = nil,
                        challenge: String? = nil, allow: String? = nil) -> APIError {
         var headers = HTTPFields()
@@ -21,7 +23,8 @@ enum ErrorMap {
         if let retryAfter { headers.append("Retry-After", String(retryAfter)) }
         // RFC 9110 §11.6.1: a 401 carries a challenge; RFC 6750 §3 gives its form for bearer tokens.
         if let challenge { headers.append("WWW-Authenticate", challenge) }
-        return APIError(status: status, body: ErrorBody(code: code, message: message, appleStatus: appleStatus, check: check,
+        return APIError(status: status, body: ErrorBody(code: code, message: message, appleStatus: appleStatus,
+                                                        appleErrorCode: appleErrorCode, check: check,
                                                         requiredBytes: requiredBytes, freeBytes: freeBytes),
                         headers: headers)
     }
@@ -149,6 +152,30 @@ extension PurchaseFailure: AnswerableError {
             ErrorMap.answer(503, "catalog_unavailable", "The catalog has not loaded.", retryAfter: ErrorMap.retrySeconds)
         case .ledgerUnavailable:
             ErrorMap.answer(503, "ledger_unavailable", "The purchase could not be recorded; try again.", retryAfter: ErrorMap.retrySeconds)
+        case .serverAPI(let failure): failure.answer
+        case .historyUnavailable:
+            ErrorMap.answer(400, "history_unavailable",
+                            "Restoring from one transaction needs the App Store Server API, and this server has no In-App Purchase key.")
+        }
+    }
+}
+
+/// The App Store Server API's failures (spec app-store-server-api §2): a signed item that failed its check,
+/// or a transaction neither environment knows, is `422 receipt_invalid` (with `check`); anything retryable
+/// after the one retry is `503 apple_unavailable` with Apple's `Retry-After`; a refused key or another
+/// bundle is `502 apple_misconfigured`.
+extension ServerAPIFailure: AnswerableError {
+    var answer: APIError {
+        switch self {
+        case .invalid(let check, let code, let reason):
+            ErrorMap.answer(422, "receipt_invalid", "The purchase could not be validated: \(reason).", appleErrorCode: code,
+                            check: check?.rawValue)
+        case .unavailable(let retryAfter, let code, _):
+            ErrorMap.answer(503, "apple_unavailable", "The App Store cannot answer right now; keep the transaction unfinished and try again.",
+                            appleErrorCode: code, retryAfter: retryAfter)
+        case .misconfigured(_, let code, _):
+            ErrorMap.answer(502, "apple_misconfigured", "The server's App Store Server API configuration was refused by Apple.",
+                            appleErrorCode: code)
         }
     }
 }

@@ -9,8 +9,8 @@
 /// The tables mirror SQLite's (`SQLiteLedgerSchema`) column for column, times in `bigint` milliseconds and
 /// text in the `C` collation (byte order, as SQLite compares), plus what many writers need:
 ///
-/// - `transactions`, `account_bindings`, `revocations`, `processed_notifications`, `ledger_settings`: as in
-///   SQLite (`value` is `bytea`).
+/// - `transactions`, `account_bindings`, `revocations`, `processed_notifications`, `ledger_settings`,
+///   `notification_sync_windows` (version 2): as in SQLite (`value` is `bytea`).
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
 ///   state. Every write takes this row's lock (`SELECT … FOR UPDATE`, in ID order) before reading or changing
@@ -71,6 +71,15 @@ enum PostgresLedgerSchema {
             changed_xid xid8 NOT NULL
         );
         CREATE INDEX original_transactions_by_change ON original_transactions (changed_xid);
+        """,
+        // 2: the notification catch-up windows (as SQLite's version 3).
+        """
+        CREATE TABLE notification_sync_windows (
+            environment text COLLATE "C" PRIMARY KEY,
+            synced_through_ms bigint,
+            claimed_by text COLLATE "C",
+            claim_expires_ms bigint
+        );
         """,
     ]
 

@@ -105,6 +105,24 @@ final class PostgresLedgerStorage: LedgerStorage {
         }
     }
 
+    func claimNotificationSync(environment: String, owner: String, now: Date, lease: Double) async throws(LedgerError) -> NotificationSyncClaim {
+        try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresNotificationSyncWindows(connection: connection).claim(environment: environment, owner: owner, now: now, lease: lease)
+        }
+    }
+
+    func completeNotificationSync(environment: String, owner: String, through end: Date) async throws(LedgerError) -> Bool {
+        try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresNotificationSyncWindows(connection: connection).complete(environment: environment, owner: owner, through: end)
+        }
+    }
+
+    func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError) {
+        try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresNotificationSyncWindows(connection: connection).release(environment: environment, owner: owner)
+        }
+    }
+
     func publishLock(pack: String) async throws(LedgerError) -> LedgerPublishLock? {
         try await PostgresPublishLock.acquire(pack: pack, pool: pool)
     }

@@ -23,6 +23,9 @@
 ///   `notificationUUID`, or the caller's V1 key), `type`, `received_ms`.
 /// - `ledger_settings` (version 2) — values the ledger keeps for its users by `name` (PK): `token_key`, the
 ///   download-token HMAC key (`tokenKey(generate:)`).
+/// - `notification_sync_windows` (version 3) — the notification catch-up (app-store-server-api §6), one row per
+///   environment: `synced_through_ms` (where the last successful sync ended; NULL before the first),
+///   `claimed_by` and `claim_expires_ms` (the instance reading the next window, and until when).
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
 enum SQLiteLedgerSchema {
@@ -69,6 +72,15 @@ enum SQLiteLedgerSchema {
         CREATE TABLE ledger_settings (
             name TEXT PRIMARY KEY NOT NULL,
             value BLOB NOT NULL
+        ) WITHOUT ROWID;
+        """,
+        // 3: the notification catch-up windows.
+        """
+        CREATE TABLE notification_sync_windows (
+            environment TEXT PRIMARY KEY NOT NULL,
+            synced_through_ms INTEGER,
+            claimed_by TEXT,
+            claim_expires_ms INTEGER
         ) WITHOUT ROWID;
         """,
     ]

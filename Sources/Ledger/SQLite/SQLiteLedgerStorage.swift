@@ -113,6 +113,33 @@ final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
+    func claimNotificationSync(environment: String, owner: String, now: Date, lease: Double) async throws(LedgerError) -> NotificationSyncClaim {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.writing(database) { () throws(SQLiteError) in
+                try SQLiteNotificationSyncWindows(database: database).claim(environment: environment, owner: owner, now: now, lease: lease)
+            }
+        }
+    }
+
+    func completeNotificationSync(environment: String, owner: String, through end: Date) async throws(LedgerError) -> Bool {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.writing(database) { () throws(SQLiteError) in
+                try SQLiteNotificationSyncWindows(database: database).complete(environment: environment, owner: owner, through: end)
+            }
+        }
+    }
+
+    func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError) {
+        let database = database
+        try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.writing(database) { () throws(SQLiteError) in
+                try SQLiteNotificationSyncWindows(database: database).release(environment: environment, owner: owner)
+            }
+        }
+    }
+
     func publishLock(pack: String) async throws(LedgerError) -> LedgerPublishLock? {
         guard !closed.withLock({ $0 }) else { throw .closed }
         return nil

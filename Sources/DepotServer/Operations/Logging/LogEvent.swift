@@ -15,6 +15,11 @@ public enum LogEvent: String, Sendable, CaseIterable {
     case appleUnavailable = "apple_unavailable"
     /// Apple refused the server's own configuration (shared secret, URLs).
     case appleMisconfigured = "apple_misconfigured"
+    /// An App Store Server API answer that grants nothing or was cut short: a signed item that failed its check,
+    /// a transaction neither environment knows, a history longer than the pages read.
+    case appleRefused = "apple_refused"
+    /// A notification catch-up (App Store Server API notification history) that recovered something or failed.
+    case notificationSync = "notification_sync"
     /// The ledger could not record something.
     case ledgerFailed = "ledger_failed"
     /// An App Store notification was applied or ignored.
