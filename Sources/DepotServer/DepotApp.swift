@@ -18,7 +18,8 @@ public final class DepotApp: Sendable {
     let metrics: Metrics
     let ledger: Ledger?
     let logger: Logger
-    /// The notification catch-up, when a key is configured and `--notification-sync` is above 0.
+    /// The notification catch-up, when a key is configured (it runs by itself when `--notification-sync` is
+    /// above 0).
     let notificationSync: NotificationSync?
 
     /// The address clients connect to (with the real port when 0 was configured).
@@ -103,9 +104,9 @@ public final class DepotApp: Sendable {
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, serverAPI: serverAPI,
                                         tokens: tokens, tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
-        let notificationSync = configuration.notificationSync > 0 ? apiClient.map {
+        let notificationSync = apiClient.map {
             NotificationSync(client: $0, ledger: ledger, receiver: purchases.notificationReceiver, metrics: metrics, logger: logger)
-        } : nil
+        }
         let admin = configuration.adminToken.map {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger,
                          publishLock: SharedPublishLock(ledger: ledger))
@@ -153,7 +154,7 @@ public final class DepotApp: Sendable {
         // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
         store.onSwap { [weak server] in server?.onEachLoop { packs.syncCache(loop: $0) } }
         store.startWatching()
-        notificationSync?.start(every: configuration.notificationSync)
+        if configuration.notificationSync > 0 { notificationSync?.start(every: configuration.notificationSync) }
         started = true
         return DepotApp(configuration: configuration, store: store, server: server, opsServer: opsServer, dataLock: dataLock,
                         metrics: metrics, ledger: ledger, logger: logger, notificationSync: notificationSync)
@@ -173,9 +174,16 @@ public final class DepotApp: Sendable {
     }
 
     /// Runs one notification catch-up now (tests; the server also syncs at start and every
-    /// `--notification-sync` seconds). Nil when the catch-up is off.
+    /// `--notification-sync` seconds). Nil without an In-App Purchase key.
     public func syncNotifications(since: Date? = nil) async -> NotificationSyncReport? {
         await notificationSync?.syncOnce(since: since)
+    }
+
+    /// Waits until `count` catch-ups have completed since start (any outcome), or `timeout` seconds; false
+    /// on timeout or without a key (tests wait for the sync at start this way).
+    public func waitForNotificationSyncs(_ count: Int, timeout: Double = 60) async -> Bool {
+        guard let notificationSync else { return false }
+        return await notificationSync.completed.wait(for: count, timeout: timeout)
     }
 
     /// Stops accepting, lets in-flight requests finish (up to 10 s), then releases everything.

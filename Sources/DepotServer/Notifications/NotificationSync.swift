@@ -9,14 +9,16 @@ import Synchronization
 /// Catches up on App Store Server Notifications Depot missed (spec app-store-server-api §6): at start and
 /// then every `interval` seconds, Get Notification History for production and (when sandbox is allowed)
 /// sandbox, over the window from the end of the last successful sync (kept in the ledger; the first covers
-/// 7 days, never more than 180) to now. Each verified `signedPayload` is applied exactly like a posted V2
+/// 7 days, never more than 180, less ten minutes) to now. Each verified `signedPayload` is applied exactly like a posted V2
 /// notification, so one already received changes nothing. A failed window stays where it was.
 ///
 /// Instances sharing a ledger claim each environment's window in it before reading it: one instance syncs a
 /// window, the others skip it (a claim lapses after `lease` seconds, so a crashed instance does not hold it).
 final class NotificationSync: Sendable {
     static let firstWindow: TimeInterval = 7 * 86_400
-    static let longestWindow: TimeInterval = 180 * 86_400
+    /// Apple refuses a start more than 180 days back; ten minutes less leaves room for clock skew and the
+    /// time the request takes.
+    static let longestWindow: TimeInterval = 180 * 86_400 - 600
 
     let client: ServerAPIClient
     let ledger: Ledger
@@ -28,6 +30,8 @@ final class NotificationSync: Sendable {
     /// How long a claim is held at most, in seconds.
     let lease: TimeInterval
     let now: @Sendable () -> Date
+    /// Counts the syncs that completed (tests wait on it).
+    let completed = CompletionCounter()
     private let loop = Mutex<Task<Void, Never>?>(nil)
     /// One sync at a time in this process (the periodic one, a manual one).
     private let running = Mutex<Bool>(false)
@@ -82,6 +86,7 @@ final class NotificationSync: Sendable {
             windows.append(window)
             record(window)
         }
+        completed.increment()
         return NotificationSyncReport(windows: windows)
     }
 

@@ -24,8 +24,9 @@ final class PurchaseFixture: @unchecked Sendable {
     let apple: SimulatedAppStore
     let pki: TestPKI
     let signer: TransactionSigner
-    let depot: TestDepot
-    /// Holds the trusted root's PEM file (`root.pem`).
+    /// The server (replaced by `restartDepot`).
+    private(set) var depot: TestDepot
+    /// Holds the trusted root's PEM file (`root.pem`) and, with the Server API, the key file.
     let certificates: TemporaryDirectory
 
     private init(apple: SimulatedAppStore, pki: TestPKI, depot: TestDepot, certificates: TemporaryDirectory) {
@@ -37,30 +38,43 @@ final class PurchaseFixture: @unchecked Sendable {
     }
 
     /// Starts the simulated store (answering for `appleBundleID`, requiring `appleSecret` when set) and a
-    /// Depot pointed at it, trusting a fresh `TestPKI` root, with `appleSharedSecret = appleSecret`.
-    /// `configure` runs last and may change anything (e.g. point the URLs elsewhere).
+    /// Depot pointed at it, trusting a fresh `TestPKI` root (which the store's Server API signs with too), with
+    /// `appleSharedSecret = appleSecret`. With `serverAPI`, Depot has the store's In-App Purchase key and its
+    /// Server API URLs (the notification catch-up off unless `configure` turns it on). `configure` runs last
+    /// and may change anything (e.g. point the URLs elsewhere).
     static func start(appleSecret: String? = nil, appleBundleID: String = bundleID, pki existing: TestPKI? = nil,
+                      serverAPI: Bool = false, tree existingTree: TemporaryDirectory? = nil,
                       configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> PurchaseFixture {
-        let apple = try SimulatedAppStore(bundleID: appleBundleID, sharedSecret: appleSecret)
         let now = Date()
         let pki = try existing ?? TestPKI.generate(validFrom: now.addingTimeInterval(-365 * 86_400),
                                                    validUntil: now.addingTimeInterval(365 * 86_400))
+        let apple = try SimulatedAppStore(bundleID: appleBundleID, sharedSecret: appleSecret, pki: pki)
         let certificates = TemporaryDirectory("depot-roots")
         certificates.write("root.pem", pki.rootPEM)
         let rootFile = certificates.path + "/root.pem"
+        let keyFile = serverAPI ? try apple.serverAPI.key.writeKeyFile(into: certificates.path) : nil
+        let key = apple.serverAPI.key
         // The sample is copied with a child process that blocks its thread: keep that off the cooperative
         // pool, which the servers' own tasks and timers need.
-        let tree = TemporaryDirectory("depot-server")
+        let tree = existingTree ?? TemporaryDirectory("depot-server")
         let treePath = tree.path
         let depot: TestDepot
         do {
-            try await Blocking.run { try TestDepot.copySample(into: treePath) }
+            if existingTree == nil { try await Blocking.run { try TestDepot.copySample(into: treePath) } }
             depot = try await TestDepot.start(tree: tree) { configuration in
                 configuration.appleVerifyURL = apple.productionURL
                 configuration.appleSandboxVerifyURL = apple.sandboxURL
                 configuration.appleSharedSecret = appleSecret
                 configuration.appleRootCertificateFiles = [rootFile]
                 configuration.accessLog = .off
+                if let keyFile {
+                    configuration.appleAPIKeyFile = keyFile
+                    configuration.appleAPIKeyID = key.keyID
+                    configuration.appleAPIIssuer = key.issuerID
+                    configuration.appleAPIURL = apple.apiURL
+                    configuration.appleAPISandboxURL = apple.apiSandboxURL
+                    configuration.notificationSync = 0
+                }
                 configure(&configuration)
             }
         } catch {
@@ -71,10 +85,11 @@ final class PurchaseFixture: @unchecked Sendable {
     }
 
     /// Starts a fixture (see `start`), runs `body` with it, and stops it whatever `body` does.
-    static func run(appleSecret: String? = nil, appleBundleID: String = bundleID, pki: TestPKI? = nil,
+    static func run(appleSecret: String? = nil, appleBundleID: String = bundleID, pki: TestPKI? = nil, serverAPI: Bool = false,
                     configure: (inout DepotConfiguration) -> Void = { _ in },
                     _ body: (PurchaseFixture) async throws -> Void) async throws {
-        let fixture = try await start(appleSecret: appleSecret, appleBundleID: appleBundleID, pki: pki, configure: configure)
+        let fixture = try await start(appleSecret: appleSecret, appleBundleID: appleBundleID, pki: pki, serverAPI: serverAPI,
+                                      configure: configure)
         do {
             try await body(fixture)
         } catch {
@@ -87,6 +102,19 @@ final class PurchaseFixture: @unchecked Sendable {
     func stop() async {
         await depot.stop()
         await apple.stop()
+    }
+
+    /// Stops the server, runs `between` while no server is up (the store keeps running), and starts the
+    /// server again on the same tree and data directory (the ledger kept), with the same configuration
+    /// changed by `configure`.
+    func restartDepot(between: () async throws -> Void = {}, configure: (inout DepotConfiguration) -> Void = { _ in }) async throws {
+        let configuration = depot.app.configuration
+        await depot.stop()
+        try await between()
+        depot = try await TestDepot.start(tree: depot.tree) { replacement in
+            replacement = configuration
+            configure(&replacement)
+        }
     }
 
     // MARK: - Requests
