@@ -24,11 +24,9 @@ public enum AppStoreNotifications {
     /// Runs one notification catch-up over the ledger at `configuration` and returns what it did. With
     /// `since`, the window starts there and the stored window is left alone.
     public static func sync(_ configuration: DepotConfiguration, since: Date?, logger: Logger = Logger()) async throws -> NotificationSyncReport {
-        let (client, verifier) = try makeClient(configuration)
+        _ = try makeClient(configuration)
         let ledger = try await DepotApp.openLedger(configuration)
-        let receiver = NotificationReceiver(ledger: ledger, signedData: verifier, bundleID: configuration.bundleID,
-                                            sharedSecret: configuration.appleSharedSecret, logger: logger, now: { Date() })
-        let sync = NotificationSync(client: client, ledger: ledger, receiver: receiver, metrics: nil, logger: logger)
+        let sync = try notificationSync(configuration, ledger: ledger, logger: logger)
         let report = await Task(executorPreference: WorkerPool.shared) { await sync.syncOnce(since: since) }.value
         await ledger.close()
         logger.output.flush()
@@ -69,6 +67,14 @@ public enum AppStoreNotifications {
                 try? await Task.sleep(for: .milliseconds(Int(interval * 1000)))
             }
         }.value
+    }
+
+    /// A catch-up over `ledger` with the client and receiver `depot serve` would build (no metrics).
+    static func notificationSync(_ configuration: DepotConfiguration, ledger: Ledger, logger: Logger) throws -> NotificationSync {
+        let (client, verifier) = try makeClient(configuration)
+        let receiver = NotificationReceiver(ledger: ledger, signedData: verifier, bundleID: configuration.bundleID,
+                                            sharedSecret: configuration.appleSharedSecret, logger: logger, now: { Date() })
+        return NotificationSync(client: client, ledger: ledger, receiver: receiver, metrics: nil, logger: logger)
     }
 
     /// The API client and JWS verifier `depot serve` would build; a configuration error without a key.
