@@ -14,7 +14,7 @@ import FoundationNetworking
 struct DemoCommand: Command {
     static let name = "demo"
     static let synopsis: String? = ""
-    static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, refund."
+    static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, a refund caught up after a restart."
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -41,13 +41,13 @@ struct DemoCommand: Command {
         try DemoShop.build(paths, scratch: workspace + "/sources")
         say("Depot demo: a server on loopback, a simulated App Store, and the reference client, in \(workspace)")
 
-        // The only simulated part: Apple. A verifyReceipt stand-in, and a signing PKI made now for StoreKit 2 payloads.
+        // The only simulated part: Apple. A verifyReceipt stand-in and the App Store Server API, signing with a PKI
+        // made now; Depot gets the simulated In-App Purchase key, so receipts go through the Server API.
         let bundleID = "com.example.depot"
         let appStore = try SimulatedAppStore(bundleID: bundleID)
-        let pki = try TestPKI.generate(validFrom: Date().addingTimeInterval(-3600), validUntil: Date().addingTimeInterval(86_400))
+        let api = appStore.serverAPI
         let rootFile = workspace + "/simulated-apple-root.pem"
-        try pki.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
-        let signer = TransactionSigner(pki: pki)
+        try api.pki.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
 
         var configuration = DepotConfiguration()
         configuration.port = 0
@@ -56,13 +56,19 @@ struct DemoCommand: Command {
         configuration.appleVerifyURL = appStore.productionURL
         configuration.appleSandboxVerifyURL = appStore.sandboxURL
         configuration.appleRootCertificateFiles = [rootFile]
+        configuration.appleAPIKeyFile = try api.key.writeKeyFile(into: workspace)
+        configuration.appleAPIKeyID = api.key.keyID
+        configuration.appleAPIIssuer = api.key.issuerID
+        configuration.appleAPIURL = appStore.apiURL
+        configuration.appleAPISandboxURL = appStore.apiSandboxURL
         configuration.accessLog = .off
         let serverLog = LogOutput(capturing: true)
-        let app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
-        defer { Task { await app.stop(); await appStore.stop() } }
+        var app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
+        let running = RunningApp(app)
+        defer { Task { await running.current.stop(); await appStore.stop() } }
         let base = URL(string: app.baseURL)!
         let client = DepotClient(baseURL: base, cacheDirectory: URL(fileURLWithPath: workspace + "/device/cache"))
-        say("server: \(app.baseURL)   simulated App Store: \(appStore.productionURL.absoluteString)")
+        say("server: \(app.baseURL)   simulated App Store (Server API and verifyReceipt): \(appStore.apiURL.absoluteString)")
 
         step(1, "The app asks which products exist (GET /products_v1.json)")
         let ids = try await client.productIDs()
@@ -71,13 +77,15 @@ struct DemoCommand: Command {
         say("   asked again: \(again.source == .notModified ? "304 Not Modified, the cached list is used" : "\(again.source)")")
 
         step(2, "The user buys Level 2; the app sends its receipt (POST /v1/receipts)")
-        let transactionID = "2000000\(Int.random(in: 100_000_000...999_999_999))"
-        let receipt = appStore.issueReceipt([SimulatedAppStore.Purchase(productID: "com.example.depot.level2", transactionID: transactionID)])
+        let purchase = api.purchase("com.example.depot.level2", customer: "demo-player")
+        let transactionID = purchase.transactionID
+        let receipt = try api.appReceipt(for: "demo-player")
         let unlocked = try await client.unlock(receipt: Data(receipt.utf8))
         guard let entitlement = unlocked.entitlements.first(where: { $0.pack == "level2" }) else {
             throw Failure(description: "the receipt did not unlock level2: \(unlocked.rejected)")
         }
-        say("   Apple (simulated) says valid; entitlement: pack \(entitlement.pack), transaction \(entitlement.originalTransactionId), token valid until \(entitlement.tokenExpires.map { "\($0)" } ?? "?")")
+        say("   validated through the App Store Server API: transaction \(transactionID) read from the receipt, Get Transaction History asked (\(api.calls(.transactionHistory)) call), every signed transaction verified")
+        say("   entitlement: pack \(entitlement.pack), transaction \(entitlement.originalTransactionId), token valid until \(entitlement.tokenExpires.map { "\($0)" } ?? "?")")
 
         step(3, "The download starts, and the app is closed part-way")
         let destination = URL(fileURLWithPath: workspace + "/device/packs/level2")
@@ -138,30 +146,36 @@ struct DemoCommand: Command {
         try await Self.showUpdate(client: client, publisher: publisher, configuration: configuration, source: workspace + "/sources/level5",
                                   device: workspace + "/device/level5")
 
-        step(8, "The user gets a refund; Apple notifies the server (POST /v1/notifications/appstore, V2 REFUND)")
-        appStore.refund(transactionID: transactionID)
-        let refunded = TransactionSigner.Transaction(transactionId: transactionID, bundleId: bundleID, productId: "com.example.depot.level2",
-                                                     purchaseDate: Date().addingTimeInterval(-600), environment: "Production",
-                                                     revocationDate: Date(), revocationReason: 0)
-        let payload = try signer.signedNotification(.refund, transaction: refunded, signedDate: Date())
-        var request = URLRequest(url: base.appendingPathComponent(WirePath.notifications.pattern))
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: ["signedPayload": payload])
-        let (_, notificationResponse) = try await URLSession.shared.data(for: request)
-        say("   server answered \((notificationResponse as? HTTPURLResponse)?.statusCode ?? 0) once the revocation was durable")
+        step(8, "The server is stopped; meanwhile the user gets a refund, and Apple's notification finds nobody")
+        await app.stop()
+        api.refund(transactionID)
+        say("   Apple (simulated) refunded transaction \(transactionID); its REFUND notification waits in Apple's notification history")
+        app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
+        running.current = app
+        guard await app.waitForNotificationSyncs(1, timeout: 30) else { throw Failure(description: "the notification catch-up did not run") }
+        say("   the server starts again and catches up: it reads Apple's notification history since its last sync (\(api.calls(.notificationHistory)) calls so far)")
+        let restarted = URL(string: app.baseURL)!
+        let sameDevice = DepotClient(baseURL: restarted, cacheDirectory: URL(fileURLWithPath: workspace + "/device/cache"))
 
         step(9, "The old token no longer opens the pack")
-        var manifestRequest = URLRequest(url: base.appendingPathComponent(WirePath.packManifest(pack: "level2")))
+        var manifestRequest = URLRequest(url: restarted.appendingPathComponent(WirePath.packManifest(pack: "level2")))
         manifestRequest.setValue("Bearer \(entitlement.token)", forHTTPHeaderField: "Authorization")
         let (body, refusal) = try await URLSession.shared.data(for: manifestRequest)
         let status = (refusal as? HTTPURLResponse)?.statusCode ?? 0
         say("   GET \(WirePath.packManifest(pack: "level2")) → \(status) \(String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
         guard status == 403 else { throw Failure(description: "expected 403 revoked after the refund, got \(status)") }
-        let retry = try await client.unlock(receipt: Data(receipt.utf8))
+        let retry = try await sameDevice.unlock(receipt: Data(receipt.utf8))
         say("   validating the receipt again: \(retry.entitlements.count) entitlements, rejected: \(retry.rejected.map { $0.reason.rawValue }.joined(separator: ", "))")
 
         await app.stop()
         await appStore.stop()
     }
+}
+
+/// The server the demo runs now (it restarts once), for the clean-up.
+private final class RunningApp: @unchecked Sendable {
+    // Set on the demo's own task only; read by the clean-up after it.
+    var current: DepotApp
+
+    init(_ app: DepotApp) { current = app }
 }

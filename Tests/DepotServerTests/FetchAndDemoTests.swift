@@ -83,7 +83,8 @@ struct FetchAndDemoTests {
         let result = try ProcessRunner.run(ProcessRunner.depotExecutable, ["demo"], currentDirectory: TestDepot.repositoryRoot)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for expected in ["304 Not Modified", "entitlement: pack level2", "interrupted after", "resumed with", "ok",
-                         "lists it after", "reused", "answered 200", "→ 403", "rejected: revoked", "The demo is over"] {
+                         "lists it after", "reused", "validated through the App Store Server API", "catches up", "→ 403",
+                         "rejected: revoked", "The demo is over"] {
             #expect(result.stdout.contains(expected), "missing \(expected)")
         }
     }
