@@ -86,12 +86,10 @@ extension SimulatedServerAPI {
     // MARK: - Endpoints
 
     private func history(of transactionID: String, revision: String?, environment: Environment) -> Response {
-        let (found, all, pageSize) = state.withLock { s -> (SimulatedTransaction?, [SimulatedTransaction], Int) in
-            let found = s.transactions.first { $0.environment == environment && ($0.transactionID == transactionID || $0.originalTransactionID == transactionID) }
-            let all = found.map { hit in s.transactions.filter { $0.environment == environment && $0.customer == hit.customer } } ?? []
-            return (found, all, s.historyPageSize)
+        let (found, pageSize) = state.withLock { s in
+            (Self.customerTransactions(of: transactionID, environment: environment, in: s), s.historyPageSize)
         }
-        guard found != nil else { return Self.transactionNotFound() }
+        guard let all = found else { return Self.transactionNotFound() }
         let start: Int
         if let revision {
             guard revision.hasPrefix("rev_"), let offset = Int(revision.dropFirst(4)), offset >= 0, offset <= all.count else {
@@ -120,8 +118,7 @@ extension SimulatedServerAPI {
 
     private func statuses(of transactionID: String, environment: Environment, now: Date) -> Response {
         let all = state.withLock { s -> [SimulatedTransaction]? in
-            guard let hit = s.transactions.first(where: { $0.environment == environment && ($0.transactionID == transactionID || $0.originalTransactionID == transactionID) }) else { return nil }
-            return s.transactions.filter { $0.environment == environment && $0.customer == hit.customer && $0.type == .autoRenewable }
+            Self.customerTransactions(of: transactionID, environment: environment, in: s)?.filter { $0.type == .autoRenewable }
         }
         guard let all else { return Self.transactionNotFound() }
         var latest: [String: SimulatedTransaction] = [:]

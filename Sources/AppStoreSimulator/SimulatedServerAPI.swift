@@ -29,6 +29,10 @@ public final class SimulatedServerAPI: Sendable {
 
     struct State: Sendable {
         var transactions: [SimulatedTransaction] = []
+        /// Positions in `transactions` by customer, and of the first transaction with a given transaction or
+        /// original transaction ID: lookups stay cheap with tens of thousands of purchases (the benchmark).
+        var positionsByCustomer: [String: [Int]] = [:]
+        var firstPositionByID: [String: Int] = [:]
         var signedOverrides: [String: String] = [:]
         var notifications: [RecordedNotification] = []
         var failures: [ScriptedFailure] = []
@@ -127,7 +131,7 @@ public final class SimulatedServerAPI: Sendable {
                 customer: customer, purchaseDate: date, originalPurchaseDate: date, expiresDate: expiresDate, quantity: quantity,
                 transactionReason: "PURCHASE", subscriptionGroupIdentifier: subscription ? (subscriptionGroup ?? "group-1") : nil,
                 webOrderLineItemID: subscription ? Self.nextID(&s) : nil, appAccountToken: appAccountToken)
-            s.transactions.append(transaction)
+            s.append(transaction)
             return transaction
         }
         if type == .autoRenewable {
@@ -152,7 +156,7 @@ public final class SimulatedServerAPI: Sendable {
             latest.revocationDate = nil
             latest.revocationReason = nil
             latest.transactionReason = "RENEWAL"
-            s.transactions.append(latest)
+            s.append(latest)
             return latest
         }
         if let renewal { notify("DID_RENEW", about: renewal, at: date) }
@@ -196,12 +200,14 @@ public final class SimulatedServerAPI: Sendable {
 
     /// Every transaction of `customer` (all environments, in registration order).
     public func transactions(of customer: String) -> [SimulatedTransaction] {
-        state.withLock { $0.transactions.filter { $0.customer == customer } }
+        state.withLock { s in (s.positionsByCustomer[customer] ?? []).map { s.transactions[$0] } }
     }
 
     /// The transaction `transactionID`, as the store knows it now.
     public func transaction(_ transactionID: String) -> SimulatedTransaction? {
-        state.withLock { $0.transactions.first { $0.transactionID == transactionID } }
+        state.withLock { s in
+            s.firstPositionByID[transactionID].map { s.transactions[$0] }.flatMap { $0.transactionID == transactionID ? $0 : nil }
+        }
     }
 
     /// The signed transaction an app would present for `transactionID` (StoreKit 2), signed now.
@@ -271,8 +277,30 @@ public final class SimulatedServerAPI: Sendable {
         for task in pending { await task.value }
     }
 
+    /// The transactions of the customer behind `id` (a transaction or original transaction ID) in `environment`,
+    /// in registration order; nil when `environment` has no such transaction.
+    static func customerTransactions(of id: String, environment: Environment, in state: State) -> [SimulatedTransaction]? {
+        guard let position = state.firstPositionByID[id] else { return nil }
+        let customer = state.transactions[position].customer
+        let all = (state.positionsByCustomer[customer] ?? []).map { state.transactions[$0] }
+        guard all.contains(where: { $0.environment == environment && ($0.transactionID == id || $0.originalTransactionID == id) }) else {
+            return nil
+        }
+        return all.filter { $0.environment == environment }
+    }
+
     static func nextID(_ state: inout State) -> String {
         state.nextTransactionID += 1
         return String(state.nextTransactionID)
+    }
+}
+
+extension SimulatedServerAPI.State {
+    /// Adds a transaction and indexes it.
+    mutating func append(_ transaction: SimulatedTransaction) {
+        positionsByCustomer[transaction.customer, default: []].append(transactions.count)
+        if firstPositionByID[transaction.transactionID] == nil { firstPositionByID[transaction.transactionID] = transactions.count }
+        if firstPositionByID[transaction.originalTransactionID] == nil { firstPositionByID[transaction.originalTransactionID] = transactions.count }
+        transactions.append(transaction)
     }
 }

@@ -100,6 +100,7 @@ public final class DepotApp: Sendable {
         let apiClient = apiSettings.client(configuration, verifier: signedData, observer: { endpoint, outcome, seconds in
             metrics.recordAppleAPICall(endpoint: endpoint, outcome: outcome, seconds: seconds)
         }, executor: WorkerPool.shared)
+        if let tokens = apiClient?.tokens { metrics.countTokenSignatures { tokens.signatures } }
         let serverAPI = apiClient.map { ServerAPIPurchases(client: $0, validatesReceipts: apiSettings.validatesReceipts, logger: logger) }
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, serverAPI: serverAPI,
                                         tokens: tokens, tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,

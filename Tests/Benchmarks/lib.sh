@@ -75,16 +75,17 @@ publish_file() {
 
 # start_depot DIR ARGS... : starts depot serve on a free port; sets DEPOT_PID and DEPOT_URL.
 start_depot() {
-  local log="$OUT/depot.log"
-  rm -f "$OUT/depot.stdout"
-  "$DEPOT" serve --port 0 --access-log off "$@" >"$OUT/depot.stdout" 2>"$log" &
+  local name="${DEPOT_NAME:-depot}"   # several servers at once: a name each for their stdout and log
+  local log="$OUT/$name.log"
+  rm -f "$OUT/$name.stdout"
+  "$DEPOT" serve --port 0 --access-log off "$@" >"$OUT/$name.stdout" 2>"$log" &
   DEPOT_PID=$!
   PIDS+=("$DEPOT_PID")
   for _ in $(seq 1 100); do
-    if grep -q "listening on" "$OUT/depot.stdout" 2>/dev/null; then break; fi
+    if grep -q "listening on" "$OUT/$name.stdout" 2>/dev/null; then break; fi
     sleep 0.1
   done
-  DEPOT_URL=$(sed -n 's/^listening on //p' "$OUT/depot.stdout")
+  DEPOT_URL=$(sed -n 's/^listening on //p' "$OUT/$name.stdout")
   [ -n "$DEPOT_URL" ] || { echo "depot did not start:" >&2; cat "$log" >&2; exit 1; }
 }
 
@@ -127,16 +128,19 @@ CONF
   for _ in $(seq 1 50); do curl -s -o /dev/null "$NGINX_URL/" && break; sleep 0.1; done
 }
 
-# start_appstore DIR DELAY_MS RECEIPTS PRODUCT[,PRODUCT...]: a simulated App Store (depot-bench) writing
-# receipts.txt, transactions.txt and root.pem into DIR; sets APPSTORE_URL, APPSTORE_SANDBOX_URL, APPSTORE_PID.
+# start_appstore DIR DELAY_MS RECEIPTS PRODUCT[,PRODUCT...] [API_RECEIPTS]: a simulated App Store (depot-bench)
+# writing receipts.txt, transactions.txt and root.pem into DIR (and, with API_RECEIPTS, api-receipts.txt,
+# api-root.pem, api-key.p8, api-key.txt); sets APPSTORE_URL, APPSTORE_SANDBOX_URL, APPSTORE_PID (and
+# APPSTORE_API_URL, APPSTORE_API_SANDBOX_URL).
 start_appstore() {
   local dir="$1"
   mkdir -p "$dir"; rm -f "$dir/stdout"
-  "$DEPOT_BENCH" appstore --delay-ms "$2" --receipts "$3" --product "$4" --out "$dir" >"$dir/stdout" 2>"$dir/stderr" &
+  "$DEPOT_BENCH" appstore --delay-ms "$2" --receipts "$3" --product "$4" --api-receipts "${5:-0}" --out "$dir" \
+    >"$dir/stdout" 2>"$dir/stderr" &
   APPSTORE_PID=$!
   PIDS+=("$APPSTORE_PID")
   for _ in $(seq 1 600); do grep -q '^appstore ' "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
-  read -r _ APPSTORE_URL APPSTORE_SANDBOX_URL <"$dir/stdout" || true
+  read -r _ APPSTORE_URL APPSTORE_SANDBOX_URL APPSTORE_API_URL APPSTORE_API_SANDBOX_URL <"$dir/stdout" || true
   [ -n "${APPSTORE_SANDBOX_URL:-}" ] || { echo "depot-bench appstore did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }
 }
 

@@ -46,6 +46,8 @@ public final class Metrics: Sendable {
     private let apple = Mutex<(outcomes: [String: UInt64], latency: Histogram)>(([:], Histogram()))
     private let appleAPI = Mutex<[APICallKey: UInt64]>([:])
     private let notificationSync = Mutex<(outcomes: [String: UInt64], recovered: UInt64)>(([:], 0))
+    /// How many App Store Server API tokens the client signed (set once the client exists).
+    private let tokenSignatures = Mutex<(@Sendable () -> Int)?>(nil)
 
     struct APICallKey: Hashable {
         let endpoint: String
@@ -81,6 +83,11 @@ public final class Metrics: Sendable {
     func recordAppleAPICall(endpoint: String, outcome: String, seconds: Double) {
         appleAPI.withLock { $0[APICallKey(endpoint: endpoint, outcome: outcome), default: 0] += 1 }
         apple.withLock { $0.latency.observe(seconds) }
+    }
+
+    /// Reads the number of App Store Server API tokens signed from `count` (the client's issuer).
+    func countTokenSignatures(_ count: @escaping @Sendable () -> Int) {
+        tokenSignatures.withLock { $0 = count }
     }
 
     /// One environment's window of the notification catch-up (`ok`, `failed`, `skipped`), and how many
@@ -123,6 +130,10 @@ public final class Metrics: Sendable {
         out += "# HELP depot_apple_api_requests_total Calls to the App Store Server API, by endpoint and outcome.\n# TYPE depot_apple_api_requests_total counter\n"
         for key in apiCalls.keys.sorted(by: { ($0.endpoint, $0.outcome) < ($1.endpoint, $1.outcome) }) {
             out += "depot_apple_api_requests_total{endpoint=\"\(key.endpoint)\",outcome=\"\(key.outcome)\"} \(apiCalls[key]!)\n"
+        }
+        if let signatures = tokenSignatures.withLock({ $0 }) {
+            out += "# HELP depot_apple_api_tokens_signed_total App Store Server API tokens signed (each is reused while more than 60 s of it remain).\n# TYPE depot_apple_api_tokens_signed_total counter\n"
+            out += "depot_apple_api_tokens_signed_total \(signatures())\n"
         }
         let sync = notificationSync.withLock { $0 }
         out += "# HELP depot_notification_sync_total Notification catch-up windows (one per environment and sync), by outcome.\n# TYPE depot_notification_sync_total counter\n"
