@@ -10,9 +10,11 @@ import Testing
 /// `depot notifications sync` and `depot notifications test` (spec app-store-server-api §6), run through
 /// depot's own command table against the simulated store.
 @Suite struct NotificationCommandTests {
-    /// Runs the `depot` binary with `arguments` until it exits.
+    /// Runs the `depot` binary with `arguments` until it exits (the commands bound their own time), on a
+    /// thread of its own.
     static func depot(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        try await CommandLineServeTests.runBounded(arguments, in: FileManager.default.temporaryDirectory.path)
+        let result = try await Blocking.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
+        return (result.status, result.stdout, result.stderr)
     }
 
     /// The options that point a command at the fixture's store, key, roots and data directory.
