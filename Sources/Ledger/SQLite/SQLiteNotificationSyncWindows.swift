@@ -44,7 +44,7 @@ struct SQLiteNotificationSyncWindows {
     /// Drops `owner`'s claim without moving the window (a failed sync).
     func release(environment: String, owner: String) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
-            try database.run(
+            _ = try database.run(
                 "UPDATE notification_sync_windows SET claimed_by = NULL, claim_expires_ms = NULL WHERE environment = ? AND claimed_by = ?",
                 [.text(environment), .text(owner)])
         }
