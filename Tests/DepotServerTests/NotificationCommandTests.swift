@@ -75,7 +75,7 @@ import Testing
             #expect(refused.stdout.contains("4040007"), "Apple's reason: \(refused.stdout)")
 
             api.notificationURL = URL(string: fixture.depot.baseURL + "/v1/notifications/appstore")
-            let arrived = try await Self.depot(["notifications", "test", "--wait", "20"] + Self.arguments(fixture).dropFirst(2))
+            let arrived = try await Self.depot(["notifications", "test", "--wait", "60"] + Self.arguments(fixture).dropFirst(2))
             #expect(arrived.status == 0, "\(arrived)")
             #expect(arrived.stdout.contains("SUCCESS"), "\(arrived.stdout)")
             #expect(arrived.stdout.contains("the test notification arrived"), "\(arrived.stdout)")
