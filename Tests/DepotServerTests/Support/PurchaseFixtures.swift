@@ -40,7 +40,7 @@ final class PurchaseFixture: @unchecked Sendable {
     /// Starts the simulated store (answering for `appleBundleID`, requiring `appleSecret` when set) and a
     /// Depot pointed at it, trusting a fresh `TestPKI` root (which the store's Server API signs with too), with
     /// `appleSharedSecret = appleSecret`. With `serverAPI`, Depot has the store's In-App Purchase key and its
-    /// Server API URLs (the notification catch-up off unless `configure` turns it on). `configure` runs last
+    /// Server API URLs (the notification catch-up off unless `configure` turns it on, Apple given 60 s a call). `configure` runs last
     /// and may change anything (e.g. point the URLs elsewhere).
     static func start(appleSecret: String? = nil, appleBundleID: String = bundleID, pki existing: TestPKI? = nil,
                       serverAPI: Bool = false, tree existingTree: TemporaryDirectory? = nil,
@@ -74,6 +74,9 @@ final class PurchaseFixture: @unchecked Sendable {
                     configuration.appleAPIURL = apple.apiURL
                     configuration.appleAPISandboxURL = apple.apiSandboxURL
                     configuration.notificationSync = 0
+                    // Tests count Apple's calls exactly; on a saturated machine a 10 s timeout can pass and
+                    // add a retry. Tests of the timeout set their own.
+                    configuration.appleTimeout = 60
                 }
                 configure(&configuration)
             }
