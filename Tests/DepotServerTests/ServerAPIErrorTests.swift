@@ -95,7 +95,7 @@ import Testing
             #expect(response.status == 502, "\(response.summary)")
             #expect(response.errorCode == "apple_misconfigured")
             #expect(api.calls(.transactionHistory) == 1)
-            let logged = fixture.depot.logs.lines.filter { $0.hasPrefix("error: App Store Server API") }
+            let logged = fixture.depot.logs.lines.filter { ($0.contains(" error ") && $0.contains("App Store Server API")) }
             #expect(logged.count == 1, "\(fixture.depot.logs.lines)")
             #expect(logged.first?.contains(cause == "revoked key" ? "--apple-api-key-id" : "--bundle-id") == true)
         }

@@ -49,8 +49,8 @@ import Testing
             _ = await fixture.depot.app.syncNotifications()
 
             let log = fixture.depot.logs.lines
-            #expect(log.contains { $0.hasPrefix("error: App Store Server API") }, "\(log)")
-            #expect(log.contains { $0.hasPrefix("warning: notification sync") }, "\(log)")
+            #expect(log.contains { ($0.contains(" error ") && $0.contains("App Store Server API")) }, "\(log)")
+            #expect(log.contains { ($0.contains(" warning ") && $0.contains("notification sync")) }, "\(log)")
             #expect(log.contains { $0.contains("POST /v1/receipts 200") }, "the access log is on: \(log)")
             let key = api.key.pkcs8PEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }.map(String.init)
             for line in log {
