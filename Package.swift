@@ -44,9 +44,12 @@ let package = Package(
         .target(name: "AppStore", dependencies: ["DepotWire", "DepotCore", "DepotCrypto"]),
         // The ledger: SQLite (embedded default) or PostgreSQL (many instances).
         .target(name: "Ledger", dependencies: ["CSQLite", "CPostgres"]),
+        // The publisher console's page, modules and style sheet, embedded in the binary at build time.
+        .target(name: "DepotConsole", dependencies: ["DepotCrypto"], resources: [.embedInCode("Console")]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
         .target(name: "DepotServer", dependencies: [
             "HTTP", "Server", "DepotWire", "DepotCore", "DepotCrypto", "AppStore", "Ledger", "CZlib", "Platform", "ArgumentParsing",
+            "DepotConsole",
         ]),
         // A simulated App Store for tests and `depot demo`.
         .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto"]),
@@ -84,7 +87,7 @@ let package = Package(
         .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",
-            "DepotWire", "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform",
+            "DepotWire", "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform", "DepotConsole",
         ]),
     ],
     swiftLanguageModes: [.v6]

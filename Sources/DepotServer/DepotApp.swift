@@ -21,6 +21,8 @@ public final class DepotApp: Sendable {
     /// The notification catch-up, when a key is configured (it runs by itself when `--notification-sync` is
     /// above 0).
     let notificationSync: NotificationSync?
+    /// The per-minute traffic ring behind the console's charts.
+    let traffic: TrafficHistory
 
     /// The address clients connect to (with the real port when 0 was configured).
     public var address: SocketAddress { server.address }
@@ -112,9 +114,14 @@ public final class DepotApp: Sendable {
             AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger,
                          publishLock: SharedPublishLock(ledger: ledger))
         }
+        let traffic = TrafficHistory(totals: { metrics.trafficTotals() })
         let lists = ProductListRoutes(store: store)
         let edge = EdgeRoutes(packs: packs, secret: configuration.edgeSecret)
-        let routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin, edge: edge)
+        var routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin, edge: edge)
+        if let admin, let adminToken = configuration.adminToken {
+            routes.console = ConsoleRoutes(admin: admin, sessions: ConsoleSessions(adminToken: adminToken), limiter: SignInLimiter())
+            routes.traffic = TrafficRoutes(history: traffic, paths: paths, space: volumeSpace, reserve: { admin.publisher.reserveBytes() })
+        }
         let table = try routes.table()
         let identifier = RequestIdentifier(trustedProxies: configuration.trustedProxies, loops: loops)
         // With an ops listener, the public port keeps the status of /healthz and nothing of /metrics or /admin/.
@@ -157,12 +164,15 @@ public final class DepotApp: Sendable {
         store.startWatching()
         if configuration.notificationSync > 0 { notificationSync?.start(every: configuration.notificationSync) }
         started = true
+        traffic.start()
         return DepotApp(configuration: configuration, store: store, server: server, opsServer: opsServer, dataLock: dataLock,
-                        metrics: metrics, ledger: ledger, logger: logger, notificationSync: notificationSync)
+                        metrics: metrics, ledger: ledger, logger: logger, notificationSync: notificationSync, traffic: traffic)
     }
 
     private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, opsServer: HTTPServer?,
-                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger, notificationSync: NotificationSync?) {
+                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger, notificationSync: NotificationSync?,
+                 traffic: TrafficHistory) {
+        self.traffic = traffic
         self.configuration = configuration
         self.store = store
         self.server = server
@@ -191,6 +201,7 @@ public final class DepotApp: Sendable {
     public func stop() async {
         await notificationSync?.stop()
         store.stopWatching()
+        traffic.stop()
         server.stop()
         opsServer?.stop()
         await server.stopped()

@@ -41,6 +41,16 @@ public enum WirePath {
     public static let adminPrune = PathTemplate("/admin/v1/prune")
     /// `GET /admin/v1/check`: what `depot check` reports.
     public static let adminCheck = PathTemplate("/admin/v1/check")
+    /// `GET /admin/v1/traffic`: per-minute traffic for the console's charts.
+    public static let adminTraffic = PathTemplate("/admin/v1/traffic")
+    /// `GET /admin`: `308` to the console's page.
+    public static let consoleRoot = PathTemplate("/admin")
+    /// `GET /admin/`: the publisher console's page.
+    public static let consolePage = PathTemplate("/admin/")
+    /// `GET /admin/console/{file}`: the page's modules and style sheet.
+    public static let consoleAsset = PathTemplate("/admin/console/{file}")
+    /// `POST` (sign in), `GET` (the CSRF token again), `DELETE` (sign out) `/admin/session`.
+    public static let consoleSession = PathTemplate("/admin/session")
     /// Everything under `/admin/`: the admin token is checked before anything else is revealed.
     public static let adminArea = PathTemplate("/admin/{rest*}")
     /// `GET /healthz` (spec §4.6).
@@ -60,7 +70,8 @@ public enum WirePath {
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
         adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminRetire,
-        adminUnretire, adminPrune, adminCheck, adminArea, health, metrics, edgeAuthorize, edgeOrigin,
+        adminUnretire, adminPrune, adminCheck, adminTraffic, consoleRoot, consolePage, consoleAsset, consoleSession, adminArea, health, metrics,
+        edgeAuthorize, edgeOrigin,
     ]
 
     /// `/v1/packs/{pack}/manifest`.

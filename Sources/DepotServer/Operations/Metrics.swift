@@ -1,3 +1,4 @@
+import DepotWire
 import Foundation
 import Ledger
 import Server
@@ -99,8 +100,8 @@ public final class Metrics: Sendable {
         }
     }
 
-    /// The text exposition format (version 0.0.4).
-    func render() -> String {
+    /// Every loop's request counters summed.
+    private func merged() -> Shard {
         var merged = Shard()
         for shard in shards {
             shard.state.withLock { s in
@@ -109,6 +110,33 @@ public final class Metrics: Sendable {
                 for (k, v) in s.durations { merged.durations[k, default: Histogram()].merge(v) }
             }
         }
+        return merged
+    }
+
+    /// The counters the console's traffic charts show, since start (the sums of the matching `/metrics` lines).
+    func trafficTotals() -> TrafficCounts {
+        let merged = merged()
+        var counts = TrafficCounts()
+        for (key, value) in merged.requests {
+            counts.requests += Int64(value)
+            if key.route == "pack_file" && (key.status == 200 || key.status == 206) { counts.downloads += Int64(value) }
+            if key.route == "products" {
+                counts.listRequests += Int64(value)
+                if key.status == 304 { counts.listNotModified += Int64(value) }
+            }
+        }
+        for (route, value) in merged.bytes {
+            counts.bytesSent += Int64(value)
+            if route == "pack_file" { counts.packBytes += Int64(value) }
+        }
+        let outcomes = apple.withLock { $0.outcomes }
+        counts.apple = outcomes.keys.sorted().map { TrafficCounts.Outcome(outcome: $0, count: Int64(outcomes[$0]!)) }
+        return counts
+    }
+
+    /// The text exposition format (version 0.0.4).
+    func render() -> String {
+        let merged = merged()
         var out = "# HELP depot_http_requests_total HTTP requests answered, by route and status.\n# TYPE depot_http_requests_total counter\n"
         for key in merged.requests.keys.sorted(by: { ($0.route, $0.status) < ($1.route, $1.status) }) {
             out += "depot_http_requests_total{route=\"\(key.route)\",status=\"\(key.status)\"} \(merged.requests[key]!)\n"

@@ -26,6 +26,12 @@ enum AdminFailure: Error, Sendable, Equatable {
     case nothingUploaded(pack: String, version: Int)
     /// The bytes received do not match the digest that was sent.
     case digestMismatch
+    /// `Content-Range` on an upload is malformed or disagrees with the body's length.
+    case badContentRange(String)
+    /// A resumable piece that does not start where the server's partial file ends (`receivedBytes`).
+    case uploadOffsetMismatch(receivedBytes: Int64)
+    /// A piece of a resumable upload while another piece of the same file is still arriving.
+    case resumableUploadBusy(String)
     /// Writing the staging area failed.
     case storage(String)
     /// An upload cannot be deleted: the version is published (published versions go only by pruning).

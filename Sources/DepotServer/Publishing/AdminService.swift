@@ -19,6 +19,8 @@ final class AdminService: Sendable {
     let publishing = BlockingQueue(label: "depot.admin.publish")
     /// Listings and checks, which only read (a long check does not hold up a publish).
     let inspecting = BlockingQueue(label: "depot.admin.inspect")
+    /// Upload status look-ups (`stat`, `readdir`), off the event loops.
+    let lookups = BlockingQueue(label: "depot.admin.lookups")
     /// Uploads in flight and publishes under way, per `pack/version`: a publish waits for no upload (it is
     /// refused while one is in flight) and an upload never lands in a version a publish has claimed.
     let activity = Mutex<UploadActivity>(UploadActivity())
@@ -26,6 +28,8 @@ final class AdminService: Sendable {
     struct UploadActivity {
         var inFlight: [String: Int] = [:]
         var publishing: Set<String> = []
+        /// `pack/version/path` of the resumable uploads with a piece in flight (one piece per file at a time).
+        var resuming: Set<String> = []
     }
     /// Largest single upload.
     static let uploadLimit: Int64 = 64 << 30
@@ -62,6 +66,11 @@ final class AdminService: Sendable {
         return ConstantTime.equals(SHA256.hash(Array(parts[1].trimmingOWS().utf8)), tokenDigest) ? nil : .unauthorized
     }
 
+    /// Whether `token` is the admin token (constant time over digests).
+    func isAdminToken(_ token: String) -> Bool {
+        ConstantTime.equals(SHA256.hash(Array(token.utf8)), tokenDigest)
+    }
+
     /// The pack and version of an admin URL, checked.
     static func packVersion(_ request: RouteRequest) throws(AdminFailure) -> (pack: String, version: Int) {
         let pack = request.parameter("pack")
@@ -70,17 +79,29 @@ final class AdminService: Sendable {
         return (pack, version)
     }
 
-    /// `PUT /admin/v1/packs/{pack}/{version}/files/{path}`.
+    /// `PUT /admin/v1/packs/{pack}/{version}/files/{path}`: the whole file, or with `Content-Range` one piece of
+    /// a resumable upload.
     func upload(_ request: RouteRequest) throws -> Handling {
-        let (pack, version) = try Self.packVersion(request)
+        let (pack, version, path) = try Self.uploadTarget(request)
+        var declared: Int64?
+        if case .contentLength(let n) = request.head.framing { declared = n }
+        if let range = try ContentRange.parse(request.head.fields, declaredLength: declared) {
+            return try resumableUpload(request.head, pack: pack, version: version, path: path, range: range)
+        }
+        return try upload(request.head, pack: pack, version: version, path: path)
+    }
+
+    /// The pack, version and file path of an upload URL, checked.
+    static func uploadTarget(_ request: RouteRequest) throws(AdminFailure) -> (pack: String, version: Int, path: String) {
+        let (pack, version) = try packVersion(request)
         let path = request.parameter("path")
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard !parts.contains(where: \.isEmpty) else { throw AdminFailure.malformedFilePath }
-        // Names starting with a dot are refused: `.partial-*` is the upload's own scratch name.
+        // Names starting with a dot are refused: `.partial-*` and `.resume-*` are the uploads' own scratch names.
         guard Identifiers.isSafeRelativePath(path), path != "manifest.json", !parts.contains(where: { $0.hasPrefix(".") }) else {
             throw AdminFailure.refusedFilePath(path)
         }
-        return try upload(request.head, pack: pack, version: version, path: path)
+        return (pack, version, path)
     }
 
     /// `POST /admin/v1/packs/{pack}/{version}/publish`.
@@ -205,7 +226,7 @@ final class AdminService: Sendable {
     }
 
     /// Counts an upload into `key` as in flight; false when a publish of that version holds it.
-    private func beginUpload(_ key: String) -> Bool {
+    func beginUpload(_ key: String) -> Bool {
         activity.withLock { state in
             if state.publishing.contains(key) { return false }
             state.inFlight[key, default: 0] += 1
@@ -213,7 +234,7 @@ final class AdminService: Sendable {
         }
     }
 
-    private func endUpload(_ key: String) {
+    func endUpload(_ key: String) {
         activity.withLock { state in
             let left = (state.inFlight[key] ?? 1) - 1
             state.inFlight[key] = left > 0 ? left : nil

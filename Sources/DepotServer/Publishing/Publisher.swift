@@ -105,7 +105,10 @@ public struct Publisher: Sendable {
     }
 
     static func hasPartialUploads(_ directory: String) -> Bool {
-        FileTree.relativeFiles(under: directory).contains { ($0 as NSString).lastPathComponent.hasPrefix(".partial-") }
+        FileTree.relativeFiles(under: directory).contains {
+            let name = ($0 as NSString).lastPathComponent
+            return name.hasPrefix(".partial-") || name.hasPrefix(".resume-")
+        }
     }
 
     private func validate(_ request: PublishRequest) throws(PublishError) {

@@ -54,7 +54,7 @@ final class DepotResponder: Responder {
             response.closeConnection = true
             return .reply(.response(response))
         }
-        return table.handle(head, target: target, segments: segments, loop: context.loopIndex, requestID: identity.requestID)
+        return table.handle(head, target: target, segments: segments, loop: context.loopIndex, identity: identity)
     }
 
     /// Whether the target's path (before any `?`) is exactly `path`, compared as bytes.

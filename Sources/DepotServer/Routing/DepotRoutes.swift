@@ -16,6 +16,9 @@ struct DepotRoutes {
     /// nil when no admin token is configured: `/admin/` is then `404` throughout.
     let admin: AdminService?
     let edge: EdgeRoutes
+    /// The publisher console and the traffic report; present exactly when `admin` is.
+    var console: ConsoleRoutes? = nil
+    var traffic: TrafficRoutes? = nil
 
     /// The validated table of every route (one port serves everything, or the ops listener takes its subset).
     func table() throws(RouteTableBuilder.Problem) -> RouteTable {
@@ -24,7 +27,7 @@ struct DepotRoutes {
         Self.declare(packs, in: &table)
         Self.declare(purchases, in: &table)
         Self.declare(operations, in: &table)
-        Self.declare(admin: admin, in: &table)
+        Self.declare(admin: admin, console: console, traffic: traffic, in: &table)
         Self.declare(edge, in: &table)
         return try table.build()
     }
@@ -37,7 +40,7 @@ struct DepotRoutes {
         Self.declare(packs, in: &table)
         Self.declare(purchases, in: &table)
         table.add([.get], WirePath.health, .healthz) { [operations] _ in .reply(operations.health(detailed: false)) }
-        Self.declare(admin: nil, in: &table)
+        Self.declare(admin: nil, console: nil, traffic: nil, in: &table)
         return try table.build()
     }
 
@@ -74,14 +77,24 @@ struct DepotRoutes {
         table.add([.get], WirePath.edgeOrigin, .packFile) { .reply(.response(try edge.origin($0))) }
     }
 
-    /// The admin API (spec §4.7) behind its token, or an `/admin/` that is `404` throughout.
-    static func declare(admin: AdminService?, in table: inout RouteTableBuilder) {
-        guard let admin else {
+    /// The admin API (spec §4.7) behind its token or the console's session, and the console itself; or an
+    /// `/admin/` that is `404` throughout.
+    static func declare(admin: AdminService?, console: ConsoleRoutes?, traffic: TrafficRoutes?, in table: inout RouteTableBuilder) {
+        guard let admin, let console, let traffic else {
             table.area(WirePath.adminArea, .admin)
             return
         }
-        table.area(WirePath.adminArea, .admin) { admin.checkToken($0) }
+        let access = console.access
+        table.area(WirePath.adminArea, .admin) { access.check($0) }
         table.add([.put], WirePath.adminPackFile, .adminUpload) { try admin.upload($0) }
+        table.add([.get], WirePath.adminPackFile, .adminUploadStatus) { try admin.uploadStatus($0) }
+        table.add([.get], WirePath.adminTraffic, .adminTraffic) { _ in traffic.report() }
+        table.add([.get], WirePath.consoleRoot, .console) { _ in .reply(.response(console.redirectToPage())) }
+        table.add([.get], WirePath.consolePage, .console) { .reply(.response(console.page($0))) }
+        table.add([.get], WirePath.consoleAsset, .console) { .reply(.response(try console.asset($0))) }
+        table.add([.post], WirePath.consoleSession, .consoleSession) { try console.signIn($0) }
+        table.add([.get], WirePath.consoleSession, .consoleSession) { .reply(.response(try console.current($0))) }
+        table.add([.delete], WirePath.consoleSession, .consoleSession) { .reply(.response(try console.signOut($0))) }
         table.add([.post], WirePath.adminPublish, .adminPublish) { try admin.publish($0) }
         table.add([.post], WirePath.adminRollback, .adminRollback) { try admin.rollback($0) }
         table.add([.post], WirePath.adminPromote, .adminPromote) { try admin.promote($0) }

@@ -223,6 +223,12 @@ extension AdminFailure: AnswerableError {
             ErrorMap.answer(404, "not_found", "Nothing was uploaded for pack \(pack) version \(version).")
         case .digestMismatch:
             ErrorMap.answer(400, "digest_mismatch", "The uploaded bytes do not match the digest that was sent; nothing was kept.")
+        case .badContentRange(let why): ErrorMap.answer(400, "bad_request", why)
+        case .uploadOffsetMismatch(let received):
+            ErrorMap.answer(409, "upload_offset_mismatch", "The server holds \(received) bytes of this file; send the piece that starts there.")
+                .adding("Upload-Offset", String(received))
+        case .resumableUploadBusy(let path):
+            ErrorMap.answer(409, "conflict", "Another piece of \"\(path)\" is still arriving; ask for the upload's offset and continue from it.")
         case .storage(let why): ErrorMap.answer(500, "storage_error", why)
         case .versionPublished(let pack, let version):
             ErrorMap.answer(409, "conflict", "Version \(version) of pack \(pack) is published; published versions are only removed by pruning.")
@@ -230,6 +236,22 @@ extension AdminFailure: AnswerableError {
         case .publishLockUnavailable:
             ErrorMap.answer(503, "ledger_unavailable", "The shared ledger, which holds the publish lock, cannot be reached; publish again later.",
                             retryAfter: ErrorMap.retrySeconds)
+        }
+    }
+}
+
+extension ConsoleFailure: AnswerableError {
+    var answer: APIError {
+        switch self {
+        case .signInThrottled(let wait):
+            ErrorMap.answer(429, "too_many_attempts", "Too many wrong admin tokens from this address; try again in \(wait) s.", retryAfter: wait)
+        case .wrongAdminToken: ErrorMap.answer(401, "unauthorized", "That is not the admin token.", challenge: "Bearer")
+        case .badSignInBody: ErrorMap.answer(400, "bad_request", "Sign in with the JSON body {\"token\": \"<admin token>\"}.")
+        case .notSignedIn: ErrorMap.answer(401, "unauthorized", "Not signed in (or the session has ended).", challenge: "Bearer")
+        case .csrfTokenInvalid:
+            ErrorMap.answer(403, "csrf_token_invalid", "A state-changing console request needs the session's X-CSRF-Token.")
+        case .crossOrigin: ErrorMap.answer(403, "cross_origin", "The console refuses requests sent by a page of another origin.")
+        case .noSuchAsset: ErrorMap.answer(404, "not_found", "No such console file.")
         }
     }
 }

@@ -26,6 +26,14 @@ enum RouteLabel: String, Sendable, CaseIterable {
     /// The edge's question before it serves pack bytes from its cache (`/v1/edge/authorize`). The edge's cache
     /// fills (`/v1/edge/origin/...`) send pack file bytes and count as `pack_file`.
     case edgeAuthorize = "edge_authorize"
+    /// `GET`/`HEAD` on an upload path: how much of a resumable upload arrived.
+    case adminUploadStatus = "admin_upload_status"
+    /// `GET /admin/v1/traffic`: the per-minute traffic for the console's charts.
+    case adminTraffic = "admin_traffic"
+    /// The console's page and modules (`/admin/`, `/admin/console/...`).
+    case console
+    /// Sign-in, the session's CSRF token, sign-out (`/admin/session`).
+    case consoleSession = "console_session"
     /// No route: unknown paths and undecodable ones.
     case other
     /// Protocol errors the engine answers before any route (parse failures, bodies over their limit).
@@ -34,6 +42,6 @@ enum RouteLabel: String, Sendable, CaseIterable {
     /// What the ops listener serves (operations.md §3): health, metrics and the admin API.
     static let operations: Set<RouteLabel> = [
         .healthz, .metrics, .admin, .adminUpload, .adminPublish, .adminUploadDelete, .adminPacks, .adminProducts, .adminRetire,
-        .adminUnretire, .adminPrune, .adminCheck,
+        .adminUnretire, .adminPrune, .adminCheck, .adminRollback, .adminPromote, .adminUploadStatus, .adminTraffic, .console, .consoleSession,
     ]
 }

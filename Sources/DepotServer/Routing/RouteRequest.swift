@@ -11,6 +11,10 @@ struct RouteRequest: Sendable {
     let loop: Int
     /// The request's ID (operations.md §2): lines logged while handling it carry it.
     var requestID: String? = nil
+    /// The client's address (`HOST:PORT`).
+    var clientAddress: String = ""
+    /// Whether the client reached Depot over TLS (through a trusted proxy that says so).
+    var secureTransport = false
 
     /// A matched parameter; "" when the template has none of that name (a table built from these templates
     /// always has them).

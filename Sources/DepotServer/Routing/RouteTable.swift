@@ -40,7 +40,7 @@ struct RouteTable: Sendable {
     }
 
     /// Answers a request whose path decoded to `segments` (without the root: `/a/b` is `["a", "b"]`).
-    func handle(_ head: RequestHead, target: RequestTarget, segments: [String], loop: Int, requestID: String? = nil) -> Handling {
+    func handle(_ head: RequestHead, target: RequestTarget, segments: [String], loop: Int, identity: RequestIdentity? = nil) -> Handling {
         let area = areas.first { $0.template.match(segments) != nil }
         if let area, let check = area.check, let refusal = check(head) {
             return Self.reply(refusal, area.label)
@@ -50,7 +50,8 @@ struct RouteTable: Sendable {
             guard let route = entry.route(for: head.method) else {
                 return Self.reply(RoutingFailure.methodNotAllowed(allow: entry.allow), area?.label ?? entry.routes[0].label)
             }
-            let request = RouteRequest(head: head, target: target, parameters: parameters, loop: loop, requestID: requestID)
+            let request = RouteRequest(head: head, target: target, parameters: parameters, loop: loop, requestID: identity?.requestID,
+                                       clientAddress: identity?.clientAddress ?? "", secureTransport: identity?.secureTransport ?? false)
             do {
                 return try route.handler(request)
             } catch let error as any AnswerableError {

@@ -30,3 +30,12 @@ struct APIError: Error, Sendable {
     /// The response, counted under `label`.
     func response(_ label: RouteLabel) -> Response { response(route: label.rawValue) }
 }
+
+extension APIError {
+    /// The same answer with one more header field.
+    func adding(_ name: String, _ value: String) -> APIError {
+        var copy = self
+        copy.headers.append(name, value)
+        return copy
+    }
+}

@@ -30,7 +30,21 @@ final class RequestIdentifier: Sendable {
         }
         let given = head.fields.values("x-request-id")
         let requestID = given.count == 1 && Self.isAcceptableRequestID(given[0]) ? given[0] : generate(loop: loop)
-        return RequestIdentity(requestID: requestID, clientAddress: client(head.fields, peer: peer) ?? peer)
+        return RequestIdentity(requestID: requestID, clientAddress: client(head.fields, peer: peer) ?? peer,
+                               secureTransport: Self.saysHTTPS(head.fields))
+    }
+
+    /// Whether a (trusted) proxy's fields say the client's request came over TLS: `Forwarded`'s `proto=` of the
+    /// nearest hop, else `X-Forwarded-Proto` (its last value).
+    static func saysHTTPS(_ fields: HTTPFields) -> Bool {
+        let forwarded = fields.values("forwarded").joined(separator: ",").split(separator: ",")
+        if let nearest = forwarded.last {
+            for pair in nearest.split(separator: ";") where pair.trimmingOWS().lowercased().hasPrefix("proto=") {
+                return pair.trimmingOWS().dropFirst(6).trimmingCharacters(in: ["\""]).lowercased() == "https"
+            }
+        }
+        let proto = fields.values("x-forwarded-proto").joined(separator: ",").split(separator: ",").last
+        return proto.map { $0.trimmingOWS().lowercased() == "https" } ?? false
     }
 
     /// A fresh ID (requests the engine refused before a head was read).

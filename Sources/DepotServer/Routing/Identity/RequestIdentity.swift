@@ -7,6 +7,9 @@ struct RequestIdentity: Sendable {
     let requestID: String
     /// The client: the socket's peer, or what a trusted proxy said.
     let clientAddress: String
+    /// Whether the client reached Depot over TLS: a trusted proxy said so (`X-Forwarded-Proto: https` or
+    /// `Forwarded: proto=https`). The console's cookie is then `Secure`.
+    var secureTransport = false
 
     /// Marks a response as this request's.
     func stamp(_ response: Response) -> Response {
