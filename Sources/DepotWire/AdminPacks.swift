@@ -35,8 +35,11 @@ public struct AdminPacks: Sendable, Hashable, Codable {
         public var state: String
         /// When it was published (RFC 3339), `null` when its manifest does not say.
         public var published: String?
+        /// How the version's files are cut into chunks (a manifest without a record of it is fixed-size).
+        public var chunking: PackChunking?
 
-        public init(version: Int, files: Int, bytes: Int64, state: String, published: String?) {
+        public init(version: Int, files: Int, bytes: Int64, state: String, published: String?, chunking: PackChunking? = nil) {
+            self.chunking = chunking
             self.version = version
             self.files = files
             self.bytes = bytes
@@ -44,7 +47,7 @@ public struct AdminPacks: Sendable, Hashable, Codable {
             self.published = published
         }
 
-        private enum CodingKeys: String, CodingKey { case version, files, bytes, state, published }
+        private enum CodingKeys: String, CodingKey { case version, files, bytes, state, published, chunking }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -53,6 +56,7 @@ public struct AdminPacks: Sendable, Hashable, Codable {
             try container.encode(bytes, forKey: .bytes)
             try container.encode(state, forKey: .state)
             try container.encode(published, forKey: .published)
+            try container.encodeIfPresent(chunking, forKey: .chunking)
         }
     }
 

@@ -33,6 +33,8 @@ public enum WirePath {
     public static let adminPacks = PathTemplate("/admin/v1/packs")
     /// `GET /admin/v1/products`: every product of the catalog, live and retired.
     public static let adminProducts = PathTemplate("/admin/v1/products")
+    /// `PATCH /admin/v1/products/{id}`: change a product's title and description.
+    public static let adminProduct = PathTemplate("/admin/v1/products/{id}")
     /// `POST /admin/v1/products/{id}/retire`: off sale (owners keep access).
     public static let adminRetire = PathTemplate("/admin/v1/products/{id}/retire")
     /// `POST /admin/v1/products/{id}/unretire`: on sale again.
@@ -69,7 +71,7 @@ public enum WirePath {
     /// Every template above.
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
-        adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminRetire,
+        adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminProduct, adminRetire,
         adminUnretire, adminPrune, adminCheck, adminTraffic, consoleRoot, consolePage, consoleAsset, consoleSession, adminArea, health, metrics,
         edgeAuthorize, edgeOrigin,
     ]

@@ -12,8 +12,9 @@ public final class Chromium: @unchecked Sendable {
         init(_ description: String) { self.description = description }
     }
 
-    /// The driver's base URL (`http://127.0.0.1:PORT`).
-    public let driverURL: URL
+    /// The driver's port on 127.0.0.1.
+    public let port: Int
+    var client: LoopbackJSONClient { LoopbackJSONClient(port: port) }
     private let pid: pid_t
     private let directory: TemporaryDirectory
 
@@ -28,7 +29,7 @@ public final class Chromium: @unchecked Sendable {
             if let text = try? String(contentsOfFile: log, encoding: .utf8), let range = text.range(of: "started successfully on port ") {
                 let digits = text[range.upperBound...].prefix { $0.isNumber }
                 if let port = Int(digits) {
-                    let chromium = Chromium(driverURL: URL(string: "http://127.0.0.1:\(port)")!, pid: pid, directory: directory)
+                    let chromium = Chromium(port: port, pid: pid, directory: directory)
                     try await chromium.waitUntilReady()
                     return chromium
                 }
@@ -40,22 +41,25 @@ public final class Chromium: @unchecked Sendable {
         throw Failure("chromedriver did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
-    private init(driverURL: URL, pid: pid_t, directory: TemporaryDirectory) {
-        self.driverURL = driverURL
+    private init(port: Int, pid: pid_t, directory: TemporaryDirectory) {
+        self.port = port
         self.pid = pid
         self.directory = directory
     }
 
     private func waitUntilReady() async throws {
+        var last = "no answer"
         for _ in 0..<100 {
-            if let (data, _) = try? await URLSession.shared.data(from: driverURL.appendingPathComponent("status")),
-               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-               (object["value"] as? [String: Any])?["ready"] as? Bool == true {
-                return
+            do {
+                let object = try await client.send("GET", "/status", timeout: 5) as? [String: Any]
+                if (object?["value"] as? [String: Any])?["ready"] as? Bool == true { return }
+                last = "\(String(describing: object))"
+            } catch {
+                last = "\(error)"
             }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw Failure("chromedriver never said it was ready")
+        throw Failure("chromedriver never said it was ready: \(last)")
     }
 
     /// Stops the driver (it ends the browsers of its sessions first when they were deleted).
@@ -88,8 +92,10 @@ public final class Chromium: @unchecked Sendable {
     }
 
     private static func installed() -> (browser: String, driver: String)? {
-        let browser = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].first { access($0, X_OK) == 0 }
-        let driver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"].first { access($0, X_OK) == 0 }
+        let browsers: [String] = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"]
+        let drivers: [String] = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        let browser = browsers.first { FileManager.default.isExecutableFile(atPath: $0) }
+        let driver = drivers.first { FileManager.default.isExecutableFile(atPath: $0) }
         guard let browser, let driver else { return nil }
         return (browser, driver)
     }

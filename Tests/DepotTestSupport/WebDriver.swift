@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A WebDriver (W3C) session with a headless Chromium, through `chromedriver`: just what the console's tests use.
 public final class WebDriverSession: @unchecked Sendable {
@@ -16,9 +13,8 @@ public final class WebDriverSession: @unchecked Sendable {
         public var description: String { "\(level): \(message)" }
     }
 
-    private let base: URL
-    private let id: String
-    private let session: URLSession
+    private let base: String
+    private let client: LoopbackJSONClient
 
     /// A new headless browser (its own profile directory, no sandbox when running as root) logging everything
     /// its pages write to the console.
@@ -34,39 +30,35 @@ public final class WebDriverSession: @unchecked Sendable {
             "goog:chromeOptions": ["binary": browser, "args": arguments],
             "goog:loggingPrefs": ["browser": "ALL"],
         ]]]
-        let session = URLSession(configuration: .ephemeral)
-        let value = try await send(session, "POST", chromium.driverURL.appendingPathComponent("session"), capabilities)
+        let client = chromium.client
+        let value = try await send(client, "POST", "/session", capabilities)
         guard let object = value as? [String: Any], let id = object["sessionId"] as? String else {
             throw Failure(description: "no session: \(String(describing: value))")
         }
-        return WebDriverSession(base: chromium.driverURL.appendingPathComponent("session").appendingPathComponent(id), id: id, session: session)
+        return WebDriverSession(base: "/session/" + id, client: client, profile: profile)
     }
 
-    private init(base: URL, id: String, session: URLSession) {
+    /// The browser's profile directory, removed with the session.
+    private let profile: TemporaryDirectory
+
+    private init(base: String, client: LoopbackJSONClient, profile: TemporaryDirectory) {
         self.base = base
-        self.id = id
-        self.session = session
+        self.client = client
+        self.profile = profile
     }
 
-    private static func send(_ session: URLSession, _ method: String, _ url: URL, _ body: [String: Any]?) async throws -> Any? {
-        var request = URLRequest(url: url, timeoutInterval: 120)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = try JSONSerialization.data(withJSONObject: body)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, _) = try await session.data(for: request)
-        let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]) as? [String: Any]
+    private static func send(_ client: LoopbackJSONClient, _ method: String, _ path: String, _ body: [String: Any]?) async throws -> Any? {
+        let object = try await client.send(method, path, body) as? [String: Any]
         let value = object?["value"]
         if let failure = value as? [String: Any], let error = failure["error"] as? String {
-            throw Failure(description: "\(method) \(url.path): \(error): \(failure["message"] as? String ?? "")")
+            throw Failure(description: "\(method) \(path): \(error): \(failure["message"] as? String ?? "")")
         }
         return value
     }
 
     @discardableResult
     private func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> Any? {
-        try await Self.send(session, method, path.isEmpty ? base : base.appendingPathComponent(path), body ?? (method == "POST" ? [:] : nil))
+        try await Self.send(client, method, path.isEmpty ? base : base + "/" + path, body ?? (method == "POST" ? [:] : nil))
     }
 
     /// Opens `url` and waits for its load.

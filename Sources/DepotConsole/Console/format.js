@@ -37,6 +37,18 @@ export function percent(part, whole) {
   return whole > 0 ? `${((100 * part) / whole).toFixed(1)} %` : '—';
 }
 
+/** A version's chunking (`{"method": "content", "average": N, ...}` or `{"method": "fixed", "size": N}`). */
+export function chunking(value) {
+  if (!value) return '—';
+  return value.method === 'content' ? `content-defined, ${bytes(value.average)} average` : `fixed, ${bytes(value.size)}`;
+}
+
+/** An ISO 8601 time as the local time of day, to the second. */
+export function clock(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString('en-GB');
+}
+
 /** An ISO 8601 time as local date and time. */
 export function time(iso) {
   if (!iso) return '—';

@@ -66,7 +66,7 @@ function detail(packID, pack, product) {
       h('span', { class: `badge ${version.state}` }, version.state),
       String(version.files),
       h('span', { title: `${format.count(version.bytes)} bytes` }, format.bytes(version.bytes)),
-      version.chunking ?? '—',
+      format.chunking(version.chunking),
       format.time(version.published),
       versionActions(packID, version, live),
     ],

@@ -90,7 +90,7 @@ async function refresh() {
         type: 'button', 'aria-pressed': String(span === name), 'data-span': name,
         onclick: () => { span = name; refresh(); },
       }, `Last ${name}`))),
-    h('p', { class: 'hint', id: 'traffic-updated' }, `Updated ${format.time(report.now)}; refreshed every 5 s.`),
+    h('p', { class: 'hint', id: 'traffic-updated' }, `Updated ${format.clock(report.now)}; refreshed every 5 s.`),
     h('div', { class: 'cards' }, cards),
     h('section', { 'aria-labelledby': 'apple-heading' }, h('h3', { id: 'apple-heading' }, 'Apple calls by outcome'), outcomes),
     h('section', { 'aria-labelledby': 'disk-heading', id: 'disk', 'data-free': String(disk.contentFreeBytes), 'data-reserve': String(disk.contentReserveBytes) },

@@ -91,7 +91,15 @@ export class Upload {
       try {
         const answer = await this.put(entry, entry.file.slice(first, last + 1), `bytes ${first}-${last}/${entry.size}`);
         if (answer.status === 409 && answer.offset !== null) {
+          // The server holds another length than this piece assumed (a request the browser retried on its own
+          // after a dropped connection, say): continue where its copy ends.
           entry.sent = Number(answer.offset);
+          this.emit({ type: 'resumed', path: entry.path, offset: entry.sent });
+        } else if (answer.status === 409) {
+          // Another piece of this file is still being taken in (a connection that dropped a moment ago).
+          await sleep(500);
+          entry.sent = await this.withRetries(entry, () => this.received(entry));
+          this.emit({ type: 'resumed', path: entry.path, offset: entry.sent });
         } else if (answer.status >= 400) {
           throw new Error(answer.body?.error?.message ?? `HTTP ${answer.status} uploading ${entry.path}`);
         } else {

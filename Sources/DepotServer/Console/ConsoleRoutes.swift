@@ -56,6 +56,7 @@ struct ConsoleRoutes: Sendable {
         guard ConsoleAccess.isSameOrigin(request.head, safe: false) else { throw .crossOrigin }
         let address = SignInLimiter.host(of: request.clientAddress)
         let secure = request.secureTransport
+        let logger = admin.logger.with(requestID: request.requestID)
         return .collectBody(limit: 4096) { [self] body in
             let outcome = Result { () throws(ConsoleFailure) -> Response in
                 if let wait = limiter.retryAfter(address) { throw .signInThrottled(retryAfter: wait) }
@@ -63,11 +64,11 @@ struct ConsoleRoutes: Sendable {
                       let token = object["token"] as? String else { throw .badSignInBody }
                 guard admin.isAdminToken(token) else {
                     limiter.recordFailure(address)
-                    admin.logger.warning("console sign-in refused: wrong admin token from \(address)")
+                    logger.warning(.consoleSession, "console sign-in refused: wrong admin token from \(address)")
                     throw .wrongAdminToken
                 }
                 let (session, cookie) = sessions.issue()
-                admin.logger.info("console sign-in from \(address)")
+                logger.info(.consoleSession, "console sign-in from \(address)")
                 return sessionAnswer(session, setCookie: ConsoleSessions.setCookie(cookie, secure: secure))
             }
             switch outcome {
@@ -93,6 +94,7 @@ struct ConsoleRoutes: Sendable {
         let session = try signedIn(request.head)
         if let refusal = access.refusal(request.head, session: session) { throw refusal }
         sessions.revoke(session)
+        admin.logger.with(requestID: request.requestID).info(.consoleSession, "console sign-out")
         var fields = HTTPFields()
         fields.append("Set-Cookie", ConsoleSessions.setCookie(nil, secure: request.secureTransport))
         fields.append("Cache-Control", "no-store")

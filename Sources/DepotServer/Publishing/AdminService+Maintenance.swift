@@ -63,7 +63,8 @@ extension AdminService {
         let packs = content.packs.values.sorted { $0.id < $1.id }.map { pack in
             AdminPacks.Pack(id: pack.id, live: pack.current, versions: pack.versions.values.sorted { $0.version < $1.version }.map {
                 AdminPacks.Version(version: $0.version, files: $0.manifest.files.count, bytes: $0.manifest.downloadBytes,
-                                   state: AdminPacks.State.of($0.version, live: pack.current), published: $0.manifest.published)
+                                   state: AdminPacks.State.of($0.version, live: pack.current), published: $0.manifest.published,
+                                   chunking: $0.manifest.effectiveChunking)
             })
         }
         return AdminPacks(packs: packs)

@@ -101,6 +101,7 @@ struct DepotRoutes {
         table.add([.delete], WirePath.adminUpload, .adminUploadDelete) { try admin.deleteUpload($0) }
         table.add([.get], WirePath.adminPacks, .adminPacks) { admin.packs($0) }
         table.add([.get], WirePath.adminProducts, .adminProducts) { try admin.products($0) }
+        table.add([.patch], WirePath.adminProduct, .adminProductEdit) { admin.editProduct($0) }
         table.add([.post], WirePath.adminRetire, .adminRetire) { admin.setStatus($0, retired: true) }
         table.add([.post], WirePath.adminUnretire, .adminUnretire) { admin.setStatus($0, retired: false) }
         table.add([.post], WirePath.adminPrune, .adminPrune) { admin.prune($0) }

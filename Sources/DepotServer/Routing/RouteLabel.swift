@@ -28,6 +28,8 @@ enum RouteLabel: String, Sendable, CaseIterable {
     case edgeAuthorize = "edge_authorize"
     /// `GET`/`HEAD` on an upload path: how much of a resumable upload arrived.
     case adminUploadStatus = "admin_upload_status"
+    /// `PATCH /admin/v1/products/{id}`: a product's title and description.
+    case adminProductEdit = "admin_product_edit"
     /// `GET /admin/v1/traffic`: the per-minute traffic for the console's charts.
     case adminTraffic = "admin_traffic"
     /// The console's page and modules (`/admin/`, `/admin/console/...`).
@@ -42,6 +44,6 @@ enum RouteLabel: String, Sendable, CaseIterable {
     /// What the ops listener serves (operations.md §3): health, metrics and the admin API.
     static let operations: Set<RouteLabel> = [
         .healthz, .metrics, .admin, .adminUpload, .adminPublish, .adminUploadDelete, .adminPacks, .adminProducts, .adminRetire,
-        .adminUnretire, .adminPrune, .adminCheck, .adminRollback, .adminPromote, .adminUploadStatus, .adminTraffic, .console, .consoleSession,
+        .adminUnretire, .adminPrune, .adminCheck, .adminRollback, .adminPromote, .adminUploadStatus, .adminTraffic, .adminProductEdit, .console, .consoleSession,
     ]
 }

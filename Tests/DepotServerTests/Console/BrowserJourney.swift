@@ -1,4 +1,4 @@
-import DepotServer
+@testable import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing
@@ -116,9 +116,12 @@ struct BrowserJourney {
         let events = try await browser.run("return window.uploadEvents.map((e) => [e.type, e.path ?? '', e.offset ?? e.sent ?? 0, e.total ?? 0])") as? [[Any]] ?? []
         let kinds = events.compactMap { $0.first as? String }
         #expect(kinds.filter { $0 == "progress" }.count >= 10, "\(kinds)")
-        #expect(kinds.contains("interrupted"))
+        // The page sees the dropped connection as a network error ("interrupted"), or Chromium retries the
+        // request on its own and the server's 409 says where its copy ends: either way the upload continues
+        // from there, in the middle of a piece (the bytes that arrived before the cut are not sent again).
         let resumed = events.filter { $0.first as? String == "resumed" }
-        #expect(resumed.contains { ($0[2] as? Int ?? 0) > 0 }, "resumed where the server's copy ended: \(resumed)")
+        #expect(resumed.contains { ($0[2] as? Int ?? 0) > 0 && ($0[2] as? Int ?? 0) % (4 << 20) != 0 },
+                "resumed where the server's copy ended: \(events.filter { $0.first as? String != "progress" })")
         let totals = events.filter { $0.first as? String == "progress" }.compactMap { $0[3] as? Int }
         #expect(totals.allSatisfy { $0 == 20_000_000 })
         #expect(try await text("#upload-figures").contains("left"))
@@ -195,7 +198,7 @@ struct BrowserJourney {
         #expect(Int(apple ?? "") == sum("depot_apple_requests_total{"))
         let requests = Int(try await browser.run("return document.querySelector(\".card[data-metric='requests']\").dataset.value") as? String ?? "") ?? 0
         #expect(requests > 0 && requests <= sum("depot_http_requests_total{"))
-        #expect(try await browser.run("return document.querySelectorAll('.card svg rect.bar').length") as? Int ?? 0 >= 5 * 2)
+        #expect(try await browser.run("return document.querySelectorAll('.card svg rect.bar').length") as? Int ?? 0 >= 5)
         #expect(Int(try await browser.run("return document.getElementById('disk').dataset.reserve") as? String ?? "") ?? 0 > 0)
         try await screenshot("8-traffic")
         // It refreshes by itself.

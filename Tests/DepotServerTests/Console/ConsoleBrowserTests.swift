@@ -1,4 +1,4 @@
-import DepotServer
+@testable import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing
@@ -23,6 +23,8 @@ struct ConsoleBrowserTests {
             try await journey.run()
         } catch {
             try? await browser.screenshot(to: shots.path + "/failure.png")
+            let said = try? await browser.run("return document.getElementById('status').textContent + ' | ' + JSON.stringify((window.uploadEvents ?? []).filter((e) => e.type !== 'progress'))")
+            Issue.record("the page said: \(String(describing: said)); browser log: \(String(describing: try? await browser.log()))")
             journey.keepScreenshots()
             await browser.close()
             await chromium.stop()

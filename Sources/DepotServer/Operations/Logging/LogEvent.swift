@@ -26,6 +26,8 @@ public enum LogEvent: String, Sendable, CaseIterable {
     case notification
     /// A pack version was published, a product retired or un-retired, versions pruned (admin API).
     case catalogChanged = "catalog_changed"
+    /// The publisher console: a sign-in, a refused sign-in (wrong token), a sign-out.
+    case consoleSession = "console_session"
     /// Log lines were dropped while standard error did not take them.
     case logsDropped = "logs_dropped"
 }

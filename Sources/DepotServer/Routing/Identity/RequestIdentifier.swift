@@ -1,4 +1,5 @@
 import DepotCrypto
+import Foundation
 import HTTP
 import Synchronization
 
