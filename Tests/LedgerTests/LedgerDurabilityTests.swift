@@ -38,15 +38,14 @@ import Testing
         }
     }
 
-    static let sqliteShell = "/usr/bin/sqlite3"
-
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
-    func anotherProcessReadsTheCommittedWrite() async throws {
+    /// Another process (Debian's `sqlite3` shell, installed when missing) sees the write once it is acknowledged.
+    @Test func anotherProcessReadsTheCommittedWrite() async throws {
+        let sqliteShell = try await DebianPackage.tool("sqlite3", package: "sqlite3")
         try await LedgerFixture.withPath { path in
             let ledger = try await Ledger.open(at: path)
             _ = try await ledger.record([LedgerFixture.purchase("42")], account: "alice", policy: .first, now: LedgerFixture.now)
 
-            let result = try ProcessRunner.run(Self.sqliteShell, [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"])
+            let result = try ProcessRunner.run(sqliteShell, [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"])
             #expect(result.status == 0)
             #expect(result.stdout == "42|com.example.depot.level2\nalice\n")
             await ledger.close()

@@ -63,7 +63,9 @@ extension ServerTests {
             #expect(try connections[count - 1].readResponse(timeout: 2).status == 200)
 
             connections.removeAll()
-            #expect(eventually(attempts: 500) { server.server.openConnections == 1 }, "closed clients are forgotten")
+            // 999 closes are noticed within a second alone; a saturated CI machine has taken more than 5 s.
+            #expect(eventually(attempts: 6000) { server.server.openConnections == 1 },
+                    "closed clients are forgotten (\(server.server.openConnections) still open)")
             await server.stop()
         }
     }

@@ -123,7 +123,9 @@ final class PurchaseFixture: @unchecked Sendable {
     // MARK: - Requests
 
     /// `POST path` with a body (and `Content-Type`, unless nil).
-    func post(_ path: String, body: [UInt8], contentType: String? = "application/json") async throws -> RawResponse {
+    /// `timeout` bounds the wait for the answer (tests that hold Apple's answer on purpose give more).
+    func post(_ path: String, body: [UInt8], contentType: String? = "application/json",
+              timeout: Double = 20) async throws -> RawResponse {
         var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n"
         if let contentType { head += "Content-Type: \(contentType)\r\n" }
         head += "\r\n"
@@ -132,7 +134,7 @@ final class PurchaseFixture: @unchecked Sendable {
         return try await Blocking.run {
             let connection = try RawHTTPConnection(port: port)
             connection.send(request)
-            return try connection.readResponse(timeout: 20)
+            return try connection.readResponse(timeout: timeout)
         }
     }
 
@@ -141,10 +143,10 @@ final class PurchaseFixture: @unchecked Sendable {
     }
 
     /// `POST /v1/receipts` with a receipt.
-    func postReceipt(_ receipt: String, account: String? = nil) async throws -> RawResponse {
+    func postReceipt(_ receipt: String, account: String? = nil, timeout: Double = 20) async throws -> RawResponse {
         var object: [String: Any] = ["receipt": receipt]
         object["account"] = account
-        return try await post(WirePath.receipts.pattern, body: Self.jsonBytes(object))
+        return try await post(WirePath.receipts.pattern, body: Self.jsonBytes(object), timeout: timeout)
     }
 
     /// `POST /v1/receipts` with StoreKit 2 signed transactions.
