@@ -49,14 +49,14 @@ import Testing
             }
         }
         func waitFor(_ count: Int) async -> Bool {
-            await LedgerFixture.waitUntil(timeout: .seconds(30)) { acknowledged.withLock { $0.count } >= count } != nil
+            await LedgerFixture.waitUntil(timeout: .seconds(120)) { acknowledged.withLock { $0.count } >= count } != nil
         }
         #expect(await waitFor(100))
         #expect(ledger.health.up)
 
         try await cluster.stop(mode: .immediate)
         let stoppedAt = Date()
-        let down = await LedgerFixture.waitUntil(timeout: .seconds(5)) { !ledger.health.up }
+        let down = await LedgerFixture.waitUntil(timeout: .seconds(20)) { !ledger.health.up }
         #expect(down != nil, "health stays up with the server gone")
         let beforeRestart = acknowledged.withLock { $0.count }
         try await Task.sleep(for: .milliseconds(500))

@@ -69,10 +69,10 @@ final class TestDepot: @unchecked Sendable {
     func connect() throws -> RawHTTPConnection { try RawHTTPConnection(port: port) }
 
     /// Sends one request on a fresh connection and reads the response.
-    func request(_ raw: String, isHead: Bool = false) throws -> RawResponse {
+    func request(_ raw: String, isHead: Bool = false, timeout: Double = 5) throws -> RawResponse {
         let connection = try connect()
         connection.send(raw)
-        return try connection.readResponse(isHead: isHead)
+        return try connection.readResponse(timeout: timeout, isHead: isHead)
     }
 
     /// `GET path` with extra header lines.
