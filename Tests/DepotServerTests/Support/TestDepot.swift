@@ -69,7 +69,7 @@ final class TestDepot: @unchecked Sendable {
     func connect() throws -> RawHTTPConnection { try RawHTTPConnection(port: port) }
 
     /// Sends one request on a fresh connection and reads the response.
-    func request(_ raw: String, isHead: Bool = false, timeout: Double = 5) throws -> RawResponse {
+    func request(_ raw: String, isHead: Bool = false, timeout: Double = 30) throws -> RawResponse {
         let connection = try connect()
         connection.send(raw)
         return try connection.readResponse(timeout: timeout, isHead: isHead)
