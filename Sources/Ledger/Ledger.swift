@@ -27,7 +27,7 @@ public import Foundation
 ///   wins; under `transfer` the last to commit does.
 /// - A notification is applied once, even when it reaches two instances at the same moment.
 public final class Ledger: Sendable {
-    private let storage: any LedgerStorage
+    let storage: any LedgerStorage
     private let index: AccessIndex
 
     private init(storage: any LedgerStorage, index: AccessIndex) {

@@ -34,6 +34,30 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.releaseNotificationSync(environment:owner:)`.
     func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError)
 
+    /// See `Ledger.recordDeliveries(_:)`.
+    func recordDeliveries(_ spans: [DeliverySpan]) async throws(LedgerError) -> [DeliveryProgress]
+
+    /// See `Ledger.deliveries(originalTransactionID:)`.
+    func deliveries(originalTransactionID: String) async throws(LedgerError) -> [LedgerDelivery]
+
+    /// See `Ledger.enqueue(_:)`.
+    func enqueue(_ entries: [OutboxEntry]) async throws(LedgerError) -> Int
+
+    /// See `Ledger.claimOutbox(queue:owner:now:lease:limit:)`.
+    func claimOutbox(queue: OutboxQueue, owner: String, now: Date, lease: Double, limit: Int) async throws(LedgerError) -> [OutboxItem]
+
+    /// See `Ledger.finishOutbox(id:state:now:error:)`.
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?) async throws(LedgerError)
+
+    /// See `Ledger.retryOutbox(id:nextAttempt:error:)`.
+    func retryOutbox(id: Int64, nextAttempt: Date, error: String) async throws(LedgerError)
+
+    /// See `Ledger.pendingOutboxCount(queue:)`.
+    func pendingOutboxCount(queue: OutboxQueue) async throws(LedgerError) -> Int
+
+    /// See `Ledger.outboxItems(queue:orderingKey:)`.
+    func outboxItems(queue: OutboxQueue, orderingKey: String) async throws(LedgerError) -> [OutboxItem]
+
     /// See `Ledger.tokenKey(generate:)`.
     func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8]
 

@@ -11,6 +11,8 @@
 ///
 /// - `transactions`, `account_bindings`, `revocations`, `processed_notifications`, `ledger_settings`,
 ///   `notification_sync_windows` (version 2): as in SQLite (`value` is `bytea`).
+/// - `delivery_files`, `delivered_chunks`, `outbox`, `revocations.restored_by` (version 3, the deliveries and
+///   outbox migration): as in SQLite (`outbox.id` is an identity column).
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
 ///   state. Every write takes this row's lock (`SELECT … FOR UPDATE`, in ID order) before reading or changing
@@ -80,6 +82,48 @@ enum PostgresLedgerSchema {
             claimed_by text COLLATE "C",
             claim_expires_ms bigint
         );
+        """,
+        // 3: delivery records and the outbox (webhooks, consumption answers), as in SQLite's version 4.
+        """
+        CREATE TABLE delivery_files (
+            original_transaction_id text COLLATE "C" NOT NULL,
+            pack text COLLATE "C" NOT NULL,
+            version integer NOT NULL,
+            path text COLLATE "C" NOT NULL,
+            sent_ranges text NOT NULL,
+            first_sent_ms bigint NOT NULL,
+            last_sent_ms bigint NOT NULL,
+            PRIMARY KEY (original_transaction_id, pack, version, path)
+        );
+        CREATE TABLE delivered_chunks (
+            original_transaction_id text COLLATE "C" NOT NULL,
+            pack text COLLATE "C" NOT NULL,
+            version integer NOT NULL,
+            path text COLLATE "C" NOT NULL,
+            chunk_offset bigint NOT NULL,
+            chunk_length bigint NOT NULL,
+            delivered_ms bigint NOT NULL,
+            PRIMARY KEY (original_transaction_id, pack, version, path, chunk_offset)
+        );
+        CREATE TABLE outbox (
+            id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+            queue text COLLATE "C" NOT NULL,
+            key text COLLATE "C" NOT NULL UNIQUE,
+            ordering_key text COLLATE "C" NOT NULL,
+            payload text NOT NULL,
+            created_ms bigint NOT NULL,
+            deadline_ms bigint NOT NULL,
+            state text COLLATE "C" NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'abandoned')),
+            attempts integer NOT NULL DEFAULT 0,
+            next_attempt_ms bigint NOT NULL,
+            claimed_by text COLLATE "C",
+            claim_expires_ms bigint,
+            finished_ms bigint,
+            last_error text
+        );
+        CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
+        CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);
+        ALTER TABLE revocations ADD COLUMN restored_by text COLLATE "C";
         """,
     ]
 

@@ -157,5 +157,5 @@ final class PostgresLedgerStorage: LedgerStorage {
         await pool.close()
     }
 
-    private var refusesWrites: Bool { refusingWrites.withLock { $0 } }
+    var refusesWrites: Bool { refusingWrites.withLock { $0 } }
 }

@@ -26,6 +26,18 @@
 /// - `notification_sync_windows` (version 3) — the notification catch-up (app-store-server-api §6), one row per
 ///   environment: `synced_through_ms` (where the last successful sync ended; NULL before the first),
 ///   `claimed_by` and `claim_expires_ms` (the instance reading the next window, and until when).
+/// - `delivery_files` (version 4, the deliveries and outbox migration) — what was sent of each pack file to
+///   each purchase (app-store-server-api §7): PK (`original_transaction_id`, `pack`, `version`, `path`), `sent_ranges` (the
+///   merged byte ranges sent, `ByteCoverage.encoded`), `first_sent_ms`, `last_sent_ms`.
+/// - `delivered_chunks` — the chunks of those files sent whole: PK (`original_transaction_id`, `pack`,
+///   `version`, `path`, `chunk_offset`), `chunk_length`, `delivered_ms` (when it first completed).
+/// - `outbox` — the durable queues of webhook events and consumption answers: `id` (increasing), `queue`,
+///   `key` (unique: queueing the same key twice adds nothing), `ordering_key` (one at a time, oldest first),
+///   `payload`, `created_ms`, `deadline_ms`, `state` (`pending`, `sent`, `abandoned`), `attempts`,
+///   `next_attempt_ms`, `claimed_by` and `claim_expires_ms` (the sender working on it), `finished_ms`,
+///   `last_error`.
+/// - `revocations.restored_by` (same migration) — who restored a revocation: `apple` (`REFUND_REVERSED`) or
+///   `admin` (a support decision); a support revocation has `reason` `admin`.
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
 enum SQLiteLedgerSchema {
@@ -82,6 +94,48 @@ enum SQLiteLedgerSchema {
             claimed_by TEXT,
             claim_expires_ms INTEGER
         ) WITHOUT ROWID;
+        """,
+        // 4: delivery records and the outbox (webhooks, consumption answers).
+        """
+        CREATE TABLE delivery_files (
+            original_transaction_id TEXT NOT NULL,
+            pack TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            sent_ranges TEXT NOT NULL,
+            first_sent_ms INTEGER NOT NULL,
+            last_sent_ms INTEGER NOT NULL,
+            PRIMARY KEY (original_transaction_id, pack, version, path)
+        ) WITHOUT ROWID;
+        CREATE TABLE delivered_chunks (
+            original_transaction_id TEXT NOT NULL,
+            pack TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            chunk_offset INTEGER NOT NULL,
+            chunk_length INTEGER NOT NULL,
+            delivered_ms INTEGER NOT NULL,
+            PRIMARY KEY (original_transaction_id, pack, version, path, chunk_offset)
+        ) WITHOUT ROWID;
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            queue TEXT NOT NULL,
+            key TEXT NOT NULL UNIQUE,
+            ordering_key TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            created_ms INTEGER NOT NULL,
+            deadline_ms INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'sent', 'abandoned')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_ms INTEGER NOT NULL,
+            claimed_by TEXT,
+            claim_expires_ms INTEGER,
+            finished_ms INTEGER,
+            last_error TEXT
+        );
+        CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
+        CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);
+        ALTER TABLE revocations ADD COLUMN restored_by TEXT;
         """,
     ]
 

@@ -218,6 +218,26 @@ final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
+    /// Runs `body` as a write on the ledger's queue (failures are `writeFailed`).
+    func write<Value: Sendable>(
+        _ body: @escaping @Sendable (SQLiteDatabase) throws(SQLiteError) -> Value
+    ) async throws(LedgerError) -> Value {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.writing(database) { () throws(SQLiteError) in try body(database) }
+        }
+    }
+
+    /// Runs `body` as a read on the ledger's queue (failures are `readFailed`).
+    func read<Value: Sendable>(
+        _ body: @escaping @Sendable (SQLiteDatabase) throws(SQLiteError) -> Value
+    ) async throws(LedgerError) -> Value {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.reading(database) { () throws(SQLiteError) in try body(database) }
+        }
+    }
+
     // MARK: - Private
 
     /// Opens the connection and sets the pragmas the ledger's guarantees rest on, checking each took effect.

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The SQL of the delivery record on PostgreSQL, run in a pooled `READ COMMITTED` transaction. Each file's
+/// row is locked (`FOR UPDATE`, after an insert that creates it if new) before its ranges are merged, so two
+/// instances recording pieces of one chunk at once both count: the chunk is delivered once, by whichever
+/// commits the piece that completes it. Safe to run again after a lost connection (merging is idempotent).
+struct PostgresDeliveryRecords {
+    let connection: PostgresConnection
+
+    /// See `SQLiteDeliveryRecords.record`.
+    func record(_ spans: [DeliverySpan]) throws(PostgresError) -> [DeliveryProgress] {
+        var progress: [DeliveryProgress] = []
+        // One lock order for every writer: by purchase, pack, version and path.
+        let ordered = spans.filter { !$0.sent.isEmpty }.sorted {
+            ($0.originalTransactionID, $0.pack, $0.version, $0.path) < ($1.originalTransactionID, $1.pack, $1.version, $1.path)
+        }
+        for span in ordered {
+            let key: [PostgresValue] = [.text(span.originalTransactionID), .text(span.pack),
+                                        .integer(Int64(span.version)), .text(span.path)]
+            let sentMS = LedgerTime.milliseconds(span.sentAt)
+            try connection.query(
+                """
+                INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms)
+                VALUES ($1, $2, $3::int4, $4, '', $5, $5) ON CONFLICT DO NOTHING
+                """, key + [.integer(sentMS)])
+            let row = try connection.query(
+                """
+                SELECT sent_ranges FROM delivery_files
+                WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4 FOR UPDATE
+                """, key).scalar
+            var coverage = row.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+            coverage.formUnion(span.sent)
+            try connection.query(
+                """
+                UPDATE delivery_files SET sent_ranges = $5, first_sent_ms = LEAST(first_sent_ms, $6),
+                    last_sent_ms = GREATEST(last_sent_ms, $6)
+                WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4
+                """, key + [.text(coverage.encoded), .integer(sentMS)])
+            let covered = coverage.coveredChunks(span.chunks)
+            guard !covered.isEmpty else { continue }
+            let inserted = try connection.query(
+                """
+                INSERT INTO delivered_chunks (original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms)
+                SELECT $1, $2, $3::int4, $4, c.offset_, c.length_, $7
+                FROM unnest($5::bigint[], $6::bigint[]) AS c(offset_, length_)
+                ON CONFLICT DO NOTHING
+                """,
+                key + [.integerArray(covered.map(\.lowerBound)), .integerArray(covered.map { $0.upperBound - $0.lowerBound }),
+                       .integer(sentMS)]).affectedRows
+            if inserted > 0 { DeliveryProgress.add(inserted, for: span, to: &progress) }
+        }
+        return progress
+    }
+
+    /// See `SQLiteDeliveryRecords.deliveries`.
+    func deliveries(originalTransactionID: String) throws(PostgresError) -> [LedgerDelivery] {
+        let files = try connection.query(
+            """
+            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            WHERE original_transaction_id = $1 ORDER BY pack, version, path
+            """, [.text(originalTransactionID)]).rows
+        var chunks: [String: [DeliveredChunk]] = [:]
+        for row in try connection.query(
+            """
+            SELECT pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
+            WHERE original_transaction_id = $1 ORDER BY pack, version, path, chunk_offset
+            """, [.text(originalTransactionID)]).rows {
+            let file = LedgerDelivery.fileKey(pack: row[0] ?? "", version: Int(row[1] ?? "") ?? 0, path: row[2] ?? "")
+            chunks[file, default: []].append(DeliveredChunk(
+                offset: Int64(row[3] ?? "") ?? 0, length: Int64(row[4] ?? "") ?? 0,
+                deliveredAt: LedgerTime.date(Int64(row[5] ?? "") ?? 0)))
+        }
+        return files.map { row in
+            let (pack, version, path) = (row[0] ?? "", Int(row[1] ?? "") ?? 0, row[2] ?? "")
+            return LedgerDelivery(
+                originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
+                chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
+                sent: (row[3]).flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
+                firstSent: LedgerTime.date(Int64(row[4] ?? "") ?? 0), lastSent: LedgerTime.date(Int64(row[5] ?? "") ?? 0))
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+
+/// The SQL of the delivery record (tables `delivery_files` and `delivered_chunks`) on SQLite, run on the
+/// ledger's queue against its one connection; each write is one `BEGIN IMMEDIATE … COMMIT`.
+struct SQLiteDeliveryRecords {
+    let database: SQLiteDatabase
+
+    /// Merges `spans` into the record and marks the chunks now covered whole; returns the chunks newly
+    /// delivered per purchase and pack version.
+    func record(_ spans: [DeliverySpan]) throws(SQLiteError) -> [DeliveryProgress] {
+        try database.transaction { () throws(SQLiteError) -> [DeliveryProgress] in
+            var progress: [DeliveryProgress] = []
+            for span in spans where !span.sent.isEmpty {
+                let key: [SQLiteValue] = [.text(span.originalTransactionID), .text(span.pack),
+                                          .integer(Int64(span.version)), .text(span.path)]
+                let row = try database.query(
+                    """
+                    SELECT sent_ranges, first_sent_ms FROM delivery_files
+                    WHERE original_transaction_id = ? AND pack = ? AND version = ? AND path = ?
+                    """, key).first
+                var coverage = row.flatMap { $0[0].text }.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+                coverage.formUnion(span.sent)
+                let sentMS = LedgerTime.milliseconds(span.sentAt)
+                let firstMS = min(row?[1].integer ?? sentMS, sentMS)
+                try database.run(
+                    """
+                    INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (original_transaction_id, pack, version, path) DO UPDATE SET
+                        sent_ranges = excluded.sent_ranges, first_sent_ms = excluded.first_sent_ms,
+                        last_sent_ms = MAX(last_sent_ms, excluded.last_sent_ms)
+                    """, key + [.text(coverage.encoded), .integer(firstMS), .integer(sentMS)])
+                var newChunks = 0
+                for chunk in coverage.coveredChunks(span.chunks) {
+                    newChunks += try database.run(
+                        """
+                        INSERT INTO delivered_chunks (original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms)
+                        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+                        """, key + [.integer(chunk.lowerBound), .integer(chunk.upperBound - chunk.lowerBound), .integer(sentMS)])
+                }
+                if newChunks > 0 {
+                    DeliveryProgress.add(newChunks, for: span, to: &progress)
+                }
+            }
+            return progress
+        }
+    }
+
+    /// Every file record of `originalTransactionID`, by pack, version and path.
+    func deliveries(originalTransactionID: String) throws(SQLiteError) -> [LedgerDelivery] {
+        let files = try database.query(
+            """
+            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            WHERE original_transaction_id = ? ORDER BY pack, version, path
+            """, [.text(originalTransactionID)])
+        var chunks: [String: [DeliveredChunk]] = [:]
+        for row in try database.query(
+            """
+            SELECT pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
+            WHERE original_transaction_id = ? ORDER BY pack, version, path, chunk_offset
+            """, [.text(originalTransactionID)]) {
+            let file = LedgerDelivery.fileKey(pack: row[0].text ?? "", version: Int(row[1].integer ?? 0), path: row[2].text ?? "")
+            chunks[file, default: []].append(DeliveredChunk(
+                offset: row[3].integer ?? 0, length: row[4].integer ?? 0, deliveredAt: LedgerTime.date(row[5].integer ?? 0)))
+        }
+        return files.map { row in
+            let (pack, version, path) = (row[0].text ?? "", Int(row[1].integer ?? 0), row[2].text ?? "")
+            return LedgerDelivery(
+                originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
+                chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
+                sent: row[3].text.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
+                firstSent: LedgerTime.date(row[4].integer ?? 0), lastSent: LedgerTime.date(row[5].integer ?? 0))
+        }
+    }
+}
