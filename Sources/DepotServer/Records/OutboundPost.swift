@@ -1,0 +1,61 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One POST to a receiver that is not Apple (the studio's webhook URL), bounded by a timeout.
+///
+/// The request races a timer; the loser is not waited for. As everywhere in Depot, the URLSession task is
+/// never cancelled (cancelling races inside swift-corelibs-foundation on Linux): a late answer is dropped and
+/// URLSession's own, slightly longer timeout bounds it.
+struct OutboundPost: Sendable {
+    /// What came back.
+    enum Outcome: Sendable, Equatable {
+        /// An HTTP status.
+        case status(Int)
+        /// No answer (refused, dropped, timed out), with a reason for the logs.
+        case noAnswer(String)
+    }
+
+    let session: URLSession
+    let timeout: Double
+
+    init(timeout: Double) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
+        configuration.timeoutIntervalForResource = timeout.rounded(.up) + 1
+        configuration.httpMaximumConnectionsPerHost = 16
+        session = URLSession(configuration: configuration)
+        self.timeout = timeout
+    }
+
+    /// POSTs `body` to `url` with `headers`.
+    func post(_ body: Data, to url: URL, headers: [(String, String)]) async -> Outcome {
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.httpBody = body
+        request.timeoutInterval = timeout.rounded(.up) + 1
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let prepared = request
+        let (session, timeout) = (session, timeout)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+            let once = Mutex<CheckedContinuation<Outcome, Never>?>(continuation)
+            let finish: @Sendable (Outcome) -> Void = { outcome in once.withLock { $0.take() }?.resume(returning: outcome) }
+            let timer = Task {
+                try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                if !Task.isCancelled { finish(.noAnswer("no answer within \(timeout) s")) }
+            }
+            Task {
+                do {
+                    let (_, response) = try await session.data(for: prepared)
+                    finish(.status((response as? HTTPURLResponse)?.statusCode ?? 0))
+                } catch {
+                    finish(.noAnswer(error.localizedDescription))
+                }
+                timer.cancel()
+            }
+        }
+    }
+}

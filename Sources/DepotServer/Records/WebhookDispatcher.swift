@@ -1,0 +1,96 @@
+import DepotCrypto
+import DepotWire
+import Foundation
+import Ledger
+
+/// Webhooks to the studio's backend (spec app-store-server-api §8): `emit` queues an event durably in the
+/// ledger's outbox (ordered by purchase); an `OutboxWorker` POSTs each one as JSON with `Depot-Signature:
+/// t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` (signed at each attempt, so the timestamp is fresh),
+/// one at a time per purchase, retrying anything but a `2xx` with exponential backoff for 24 hours.
+/// Nothing here blocks the request that caused an event: it waits only for the ledger write that queues it.
+final class WebhookDispatcher: Sendable {
+    /// How long an event is retried.
+    static let lifetime: Double = 24 * 3600
+
+    let url: URL
+    private let secret: String
+    private let ledger: Ledger
+    private let logger: Logger
+    private let now: @Sendable () -> Date
+    let worker: OutboxWorker
+
+    /// A dispatcher to `url` signing with `secret`; `schedule` and `poll` are the retry delays and how often
+    /// the queue is looked at without a new event (tests shorten them).
+    init(url: URL, secret: String, ledger: Ledger, owner: String, timeout: Double = 10, schedule: RetrySchedule = .webhooks,
+         poll: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.url = url
+        self.secret = secret
+        self.ledger = ledger
+        self.logger = logger
+        self.now = now
+        let post = OutboundPost(timeout: timeout)
+        worker = OutboxWorker(
+            queue: .webhook, ledger: ledger, owner: owner, schedule: schedule, lease: timeout * 2 + 5, poll: poll, logger: logger,
+            now: now,
+            attempt: { item in
+                let body = Data(item.entry.payload.utf8)
+                let timestamp = Int(now().timeIntervalSince1970)
+                let outcome = await post.post(body, to: url, headers: [
+                    ("Content-Type", "application/json; charset=utf-8"),
+                    ("Depot-Signature", Self.signature(body: Array(body), secret: secret, timestamp: timestamp)),
+                    ("User-Agent", "depot"),
+                ])
+                switch outcome {
+                case .status(let status) where (200...299).contains(status): return .sent
+                case .status(let status): return .failed("HTTP \(status)")
+                case .noAnswer(let reason): return .failed(reason)
+                }
+            })
+    }
+
+    /// Starts delivering.
+    func start() { worker.start() }
+
+    /// Stops delivering (events stay queued for the next start).
+    func stop() async { await worker.stop() }
+
+    /// Queues one event about `orderingKey` (a purchase's original transaction, or `pack:<id>`), durably,
+    /// and wakes the worker. A ledger that cannot take it is logged; the change that caused it stands.
+    @discardableResult
+    func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData) async -> WebhookEvent? {
+        let created = now()
+        let event = WebhookEvent(id: "evt_" + Hex.encode(SecureRandom.bytes(16)), type: type.rawValue,
+                                 created: Timestamp.rfc3339(Int64(created.timeIntervalSince1970)), data: data)
+        guard let body = try? WireJSON.encode(event) else { return nil }
+        // The body as sent: one line, without the encoder's final newline.
+        let payload = String(decoding: body.dropLast(), as: UTF8.self)
+        let entry = OutboxEntry(queue: .webhook, key: event.id, orderingKey: orderingKey, payload: payload, created: created,
+                                deadline: created.addingTimeInterval(Self.lifetime))
+        do {
+            try await ledger.enqueue([entry])
+        } catch {
+            logger.error("webhook \(type.rawValue) for \(orderingKey) could not be queued: \(error)")
+            return nil
+        }
+        worker.wake()
+        return event
+    }
+
+    /// The `Depot-Signature` value of `body` at `timestamp`.
+    static func signature(body: [UInt8], secret: String, timestamp: Int) -> String {
+        "t=\(timestamp),v1=" + Hex.encode(HMACSHA256.authenticate(Array("\(timestamp).".utf8) + body, key: Array(secret.utf8)))
+    }
+
+    /// `/metrics` lines: deliveries by outcome and the queue length.
+    func metricsText() -> String {
+        let statistics = worker.statistics
+        var out = "# HELP depot_webhook_deliveries_total Webhook delivery attempts, by outcome (sent, failed, abandoned).\n"
+        out += "# TYPE depot_webhook_deliveries_total counter\n"
+        for outcome in ["sent", "failed", "abandoned"] {
+            out += "depot_webhook_deliveries_total{outcome=\"\(outcome)\"} \(statistics.outcomes[outcome] ?? 0)\n"
+        }
+        out += "# HELP depot_webhook_queue_length Webhook events waiting to be delivered.\n# TYPE depot_webhook_queue_length gauge\n"
+        out += "depot_webhook_queue_length \(statistics.queueLength)\n"
+        return out
+    }
+}
