@@ -1,0 +1,78 @@
+import DepotTestSupport
+import DepotWire
+import Dispatch
+import Foundation
+import Ledger
+import Synchronization
+import Testing
+@testable import DepotServer
+
+/// The delivery record's gathering: per-loop buffers handed over on the loops' own threads, merged per
+/// purchase and file, written in one ledger call per round, and flushed on stop.
+@Suite struct DeliveryRecorderTests {
+    static let manifest = PackManifest(
+        pack: "level2", version: 1, productId: "com.example.depot.level2", chunkSize: 100,
+        files: [
+            PackManifest.File(path: "a.bin", size: 250, sha256: "", etag: "", url: "", chunks: [
+                .init(offset: 0, length: 100, sha256: ""), .init(offset: 100, length: 100, sha256: ""), .init(offset: 200, length: 50, sha256: ""),
+            ]),
+            PackManifest.File(path: "b.bin", size: 10, sha256: "", etag: "", url: "", chunks: [.init(offset: 0, length: 10, sha256: "")]),
+        ])
+
+    static func piece(_ original: String, _ path: String, _ range: Range<Int64>, version: Int = 1) -> DeliveryRecorder.Piece {
+        DeliveryRecorder.Piece(originalTransactionID: original, pack: "level2", version: version, path: path, range: range)
+    }
+
+    @Test func piecesFromSeveralLoopsAndResponsesMakeWholeChunksAndAreFlushedOnStop() async throws {
+        let directory = TemporaryDirectory("delivery-recorder")
+        let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
+        let progress = Mutex<[DeliveryProgress]>([])
+        let recorder = DeliveryRecorder(loops: 2, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                        manifest: { pack, version in pack == "level2" && version == 1 ? Self.manifest : nil },
+                                        onProgress: { new in progress.withLock { $0 += new } })
+        // A download interrupted inside chunk 1 and resumed on another connection (another loop).
+        recorder.record(loop: 0, Self.piece("p1", "a.bin", 0..<130))
+        recorder.record(loop: 1, Self.piece("p1", "a.bin", 130..<250))
+        recorder.record(loop: 1, Self.piece("p2", "b.bin", 0..<5))
+        // A version no manifest knows (pruned) is dropped.
+        recorder.record(loop: 0, Self.piece("p1", "a.bin", 0..<100, version: 9))
+        await recorder.stop()
+        #expect(recorder.writeCount == 1)
+        let p1 = try await ledger.deliveries(originalTransactionID: "p1")
+        #expect(p1.map(\.path) == ["a.bin"])
+        #expect(p1.first?.chunks.map(\.offset) == [0, 100, 200])
+        let p2 = try await ledger.deliveries(originalTransactionID: "p2")
+        #expect(p2.first?.chunks.isEmpty == true)
+        #expect(p2.first?.sent.ranges == [0..<5])
+        #expect(progress.withLock { $0 } == [DeliveryProgress(originalTransactionID: "p1", pack: "level2", version: 1, newChunks: 3)])
+        await ledger.close()
+        withExtendedLifetime(directory) {}
+    }
+
+    @Test func theFlusherCollectsOnTheLoopsOwnThreadsAndWritesOncePerRound() async throws {
+        let directory = TemporaryDirectory("delivery-recorder-loops")
+        let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
+        let loops = [DispatchQueue(label: "loop0"), DispatchQueue(label: "loop1")]
+        let recorder = DeliveryRecorder(loops: 2, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                        interval: .milliseconds(200),
+                                        manifest: { _, _ in Self.manifest })
+        recorder.start { job in for (index, loop) in loops.enumerated() { loop.async { job(index) } } }
+        // Many small pieces on both "loops", each only from its own queue.
+        for offset in stride(from: Int64(0), to: 250, by: 10) {
+            loops[Int(offset / 10) % 2].async { recorder.record(loop: Int(offset / 10) % 2, Self.piece("p", "a.bin", offset..<offset + 10)) }
+        }
+        var delivered = 0
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while delivered < 3, clock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            delivered = try await ledger.deliveries(originalTransactionID: "p").first?.chunks.count ?? 0
+        }
+        #expect(delivered == 3)
+        // 25 pieces, but a handful of writes at most (one per round that had something).
+        #expect(recorder.writeCount <= 3)
+        await recorder.stop()
+        await ledger.close()
+        withExtendedLifetime(directory) {}
+    }
+}
