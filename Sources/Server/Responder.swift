@@ -67,13 +67,16 @@ extension Responder {
     }
 }
 
-/// One finished exchange, reported to the observer on the event loop.
+/// One exchange whose answer was sent in full, or (`exchangeInterrupted`) whose connection ended while its
+/// answer was being sent, reported to the observer on the event loop.
 public struct ExchangeRecord: Sendable {
     public let method: HTTPMethod
     public let target: String
     public let status: Int
     public let route: String
-    /// Body bytes sent.
+    /// Body bytes actually written to the socket: the whole body for a completed exchange, the bytes the kernel
+    /// took before the connection ended for an interrupted one (a response whose body is segments is written
+    /// in order, so the bytes written are its first `bytesSent` body bytes).
     public let bytesSent: Int64
     public let durationNanoseconds: UInt64
     public let remoteAddress: String
@@ -82,9 +85,19 @@ public struct ExchangeRecord: Sendable {
     public let requestID: String?
     /// The response's ``Response/clientAddress``, else the peer's address.
     public let clientAddress: String
+    /// The response's `tag`.
+    public var tag: (any Sendable)? = nil
 }
 
 /// Sees every finished exchange (access log, metrics). Called on event-loop threads; must be cheap.
 public protocol ServerObserver: Sendable {
     func exchangeCompleted(_ record: ExchangeRecord)
+    /// The connection ended (client gone, write timeout, stop) while this exchange's answer was being sent;
+    /// `bytesSent` counts the body bytes written. Not called for answers queued behind it, which wrote nothing
+    /// of their bodies. The default does nothing.
+    func exchangeInterrupted(_ record: ExchangeRecord)
+}
+
+extension ServerObserver {
+    public func exchangeInterrupted(_ record: ExchangeRecord) {}
 }

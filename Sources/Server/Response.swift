@@ -60,6 +60,9 @@ public struct Response: Sendable {
     public var route: String
     /// `true` to close the connection after this response.
     public var closeConnection = false
+    /// An application value handed back in this exchange's `ExchangeRecord` (what the body carries, say), so
+    /// the observer can tell what the bytes actually written were; the engine never looks at it.
+    public var tag: (any Sendable)?
     /// Status line, fields and `Content-Length` (when the status allows a body) encoded by `freeze()`; the engine
     /// adds `Server`, `Date`, `Connection: close` when it closes, and the empty line.
     public private(set) var encodedHead: [UInt8]?

@@ -56,7 +56,7 @@ struct SQLiteOutbox {
     /// Ends `id`'s attempts as `state` (sent or abandoned), counting this attempt.
     func finish(id: Int64, state: OutboxState, now: Date, error: String?) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
-            try database.run(
+            _ = try database.run(
                 """
                 UPDATE outbox SET state = ?, attempts = attempts + 1, finished_ms = ?, last_error = COALESCE(?, last_error),
                     claimed_by = NULL, claim_expires_ms = NULL
@@ -69,7 +69,7 @@ struct SQLiteOutbox {
     /// Counts a failed attempt of `id` and schedules the next one at `nextAttempt`.
     func retry(id: Int64, nextAttempt: Date, error: String) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
-            try database.run(
+            _ = try database.run(
                 """
                 UPDATE outbox SET attempts = attempts + 1, next_attempt_ms = ?, last_error = ?, claimed_by = NULL,
                     claim_expires_ms = NULL

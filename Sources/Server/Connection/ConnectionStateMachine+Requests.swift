@@ -207,10 +207,12 @@ extension ConnectionStateMachine {
         let environment = self.environment
         let closing = !keepAlive
         outbound.appendBytes { ResponseEncoder.appendHead(of: response, closing: closing, environment: environment, to: &$0) }
+        let bodyStart = outbound.queuedTotal
         if includeBody { outbound.append(response.body) }
         let queued = Queued(end: outbound.queuedTotal, method: current.method, target: current.target, status: response.status,
                             route: response.route, bodyBytes: includeBody ? response.body.length : 0, started: current.started,
-                            reserved: current.reserved, requestID: response.requestID, clientAddress: response.clientAddress)
+                            reserved: current.reserved, requestID: response.requestID, clientAddress: response.clientAddress,
+                            bodyStart: bodyStart, tag: response.tag)
         if oldestQueued == nil { oldestQueued = queued } else { moreQueued.append(queued) }
         if keepAlive {
             state = .readingHead
@@ -230,8 +232,22 @@ extension ConnectionStateMachine {
                 method: oldest.method, target: oldest.target, status: oldest.status, route: oldest.route,
                 bytesSent: oldest.bodyBytes, durationNanoseconds: now.nanoseconds &- oldest.started,
                 remoteAddress: remoteAddress, loopIndex: environment.loopIndex,
-                requestID: oldest.requestID, clientAddress: oldest.clientAddress ?? remoteAddress))
+                requestID: oldest.requestID, clientAddress: oldest.clientAddress ?? remoteAddress, tag: oldest.tag))
             oldestQueued = moreQueued.isEmpty ? nil : moreQueued.removeFirst()
         }
+    }
+
+    /// Reports the exchange being sent when the connection ends, with the body bytes written so far (called
+    /// by `close()` before the queue is discarded).
+    func reportInterrupted(_ queued: Queued) {
+        guard let observer = environment.observer else { return }
+        let written = max(0, min(queued.bodyBytes, outbound.sentTotal - queued.bodyStart))
+        // Until the last write that made progress (the state machine keeps no clock of its own at close).
+        let lastProgress = lastWriteProgress &* 1_000_000
+        observer.exchangeInterrupted(ExchangeRecord(
+            method: queued.method, target: queued.target, status: queued.status, route: queued.route, bytesSent: written,
+            durationNanoseconds: lastProgress > queued.started ? lastProgress - queued.started : 0, remoteAddress: remoteAddress,
+            loopIndex: environment.loopIndex, requestID: queued.requestID, clientAddress: queued.clientAddress ?? remoteAddress,
+            tag: queued.tag))
     }
 }

@@ -47,6 +47,10 @@ package struct ConnectionStateMachine {
         var reserved: Int
         var requestID: String?
         var clientAddress: String?
+        /// Where its body starts in the outbound byte count (after its head).
+        var bodyStart: Int64 = 0
+        /// The response's tag.
+        var tag: (any Sendable)? = nil
     }
 
     let environment: ConnectionEnvironment
@@ -335,7 +339,10 @@ package struct ConnectionStateMachine {
         pendingPiece = nil
         pendingHalfClose = false
         var reserved = exchange?.reserved ?? 0
-        if let oldest = oldestQueued { reserved += oldest.reserved }
+        if let oldest = oldestQueued {
+            reserved += oldest.reserved
+            reportInterrupted(oldest)
+        }
         for queued in moreQueued { reserved += queued.reserved }
         environment.budget.release(reserved)
         exchange = nil
