@@ -113,7 +113,7 @@ final class DeliveryRecorder: Sendable {
             writes.add(1, ordering: .relaxed)
             if !progress.isEmpty { await progressHandler(progress) }
         } catch {
-            logger.warning("delivery record: cannot write \(spans.count) file record(s), keeping them for the next round: \(error)")
+            logger.warning(.deliveryRecord, "delivery record: cannot write \(spans.count) file record(s), keeping them for the next round: \(error)")
             handedOver.withLock { $0 = pieces + $0 }
         }
     }

@@ -95,6 +95,9 @@ final class OutboxWorker: Sendable {
 
     // MARK: - The loop
 
+    /// The log event of this queue's lines.
+    private var event: LogEvent { queue == .webhook ? .webhook : .consumption }
+
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func run() async {
@@ -104,7 +107,7 @@ final class OutboxWorker: Sendable {
             do {
                 claimed = try await ledger.claimOutbox(queue: queue, owner: owner, now: now(), lease: lease, limit: batch)
             } catch {
-                logger.warning("\(queue.rawValue) queue: cannot read the ledger: \(error)")
+                logger.warning(event, "\(queue.rawValue) queue: cannot read the ledger: \(error)")
             }
             if !claimed.isEmpty {
                 await withTaskGroup(of: Void.self) { group in
@@ -157,7 +160,7 @@ final class OutboxWorker: Sendable {
                 }
             }
         } catch {
-            logger.warning("\(queue.rawValue) queue: cannot record the outcome of item \(item.id): \(error)")
+            logger.warning(event, "\(queue.rawValue) queue: cannot record the outcome of item \(item.id): \(error)")
         }
     }
 
@@ -165,10 +168,10 @@ final class OutboxWorker: Sendable {
         do {
             try await ledger.finishOutbox(id: item.id, state: .abandoned, now: now(), error: error)
             count("abandoned")
-            logger.warning("\(queue.rawValue) queue: gave up on \(item.entry.key) after \(attempts) attempt(s): \(error)")
+            logger.warning(event, "\(queue.rawValue) queue: gave up on \(item.entry.key) after \(attempts) attempt(s): \(error)")
             await finished(item, outcome)
         } catch {
-            logger.warning("\(queue.rawValue) queue: cannot record the outcome of item \(item.id): \(error)")
+            logger.warning(event, "\(queue.rawValue) queue: cannot record the outcome of item \(item.id): \(error)")
         }
     }
 

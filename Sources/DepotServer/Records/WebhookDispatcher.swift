@@ -69,7 +69,7 @@ final class WebhookDispatcher: Sendable {
         do {
             try await ledger.enqueue([entry])
         } catch {
-            logger.error("webhook \(type.rawValue) for \(orderingKey) could not be queued: \(error)")
+            logger.error(.webhook, "webhook \(type.rawValue) for \(orderingKey) could not be queued: \(error)")
             return nil
         }
         worker.wake()

@@ -28,6 +28,12 @@ public enum LogEvent: String, Sendable, CaseIterable {
     case catalogChanged = "catalog_changed"
     /// The publisher console: a sign-in, a refused sign-in (wrong token), a sign-out.
     case consoleSession = "console_session"
+    /// The delivery record could not be written (kept for the next round).
+    case deliveryRecord = "delivery_record"
+    /// A webhook event could not be queued, or was given up.
+    case webhook
+    /// An answer to a `CONSUMPTION_REQUEST` was sent, retried or given up.
+    case consumption
     /// Log lines were dropped while standard error did not take them.
     case logsDropped = "logs_dropped"
 }
