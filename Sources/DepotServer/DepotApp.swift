@@ -17,6 +17,7 @@ public final class DepotApp: Sendable {
     let dataLock: DataDirectoryLock
     let metrics: Metrics
     let ledger: Ledger?
+    let records: PurchaseRecords?
     let logger: Logger
     /// The notification catch-up, when a key is configured (it runs by itself when `--notification-sync` is
     /// above 0).
@@ -41,6 +42,11 @@ public final class DepotApp: Sendable {
         // The given logger says where lines go; the configuration how they look.
         let logger = Logger(output: logger.output, format: configuration.logFormat)
         logger.output.adopt(configuration.logFormat)
+        switch (configuration.webhookURL, configuration.webhookSecret) {
+        case (.some, nil): throw ConfigurationError(option: "webhook-secret", "is required with --webhook-url (at least 32 characters)")
+        case (nil, .some): throw ConfigurationError(option: "webhook-url", "is required with --webhook-secret")
+        default: break
+        }
         let paths = configuration.paths
         for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {
             guard FileStatus.isDirectory(directory) || Self.isDirectoryFollowingLinks(directory) else {
@@ -83,7 +89,9 @@ public final class DepotApp: Sendable {
         let tokens = DownloadTokenAuthority(key: key)
         let access = LedgerAccess(ledger: ledger, staleMax: configuration.ledgerStaleMax)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
-                               loops: loops)
+                               loops: loops, tagsDeliveries: configuration.deliveryRecord.isOn)
+        let records = PurchaseRecords(configuration: configuration, ledger: ledger, store: store, loops: loops, logger: logger)
+        metrics.addSection { records.metricsText() }
         // The parts of /healthz, in the order they report (a new part is one more entry).
         let health = HealthCheck(contributors: [
             CatalogHealth(store: store),
@@ -133,7 +141,8 @@ public final class DepotApp: Sendable {
             idleTimeoutMilliseconds: UInt64(configuration.idleTimeout * 1000),
             writeTimeoutMilliseconds: UInt64(configuration.writeTimeout * 1000),
             bodyBudgetBytes: configuration.bodyBudget << 20, bodyMinimumBytesPerSecond: configuration.bodyMinimumRate)
-        let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog.isOn ? logger : nil)
+        let observer = ExchangeRecorder(metrics: metrics, accessLog: configuration.accessLog.isOn ? logger : nil,
+                                        deliveries: records.deliveries)
         let server: HTTPServer
         do {
             server = try HTTPServer(configuration: serverConfiguration, responder: responder, observer: observer)
@@ -160,18 +169,23 @@ public final class DepotApp: Sendable {
         }
         counter.server = server
         // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
-        store.onSwap { [weak server] in server?.onEachLoop { packs.syncCache(loop: $0) } }
+        store.onSwap { [weak server] in
+            server?.onEachLoop { packs.syncCache(loop: $0) }
+            records.catalogSwapped()
+        }
+        records.start { [weak server] job in server?.onEachLoop(job) }
         store.startWatching()
         if configuration.notificationSync > 0 { notificationSync?.start(every: configuration.notificationSync) }
         started = true
         traffic.start()
         return DepotApp(configuration: configuration, store: store, server: server, opsServer: opsServer, dataLock: dataLock,
-                        metrics: metrics, ledger: ledger, logger: logger, notificationSync: notificationSync, traffic: traffic)
+                        metrics: metrics, ledger: ledger, records: records, logger: logger, notificationSync: notificationSync,
+                        traffic: traffic)
     }
 
     private init(configuration: DepotConfiguration, store: CatalogStore, server: HTTPServer, opsServer: HTTPServer?,
-                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, logger: Logger, notificationSync: NotificationSync?,
-                 traffic: TrafficHistory) {
+                 dataLock: DataDirectoryLock, metrics: Metrics, ledger: Ledger?, records: PurchaseRecords?, logger: Logger,
+                 notificationSync: NotificationSync?, traffic: TrafficHistory) {
         self.traffic = traffic
         self.configuration = configuration
         self.store = store
@@ -180,6 +194,7 @@ public final class DepotApp: Sendable {
         self.dataLock = dataLock
         self.metrics = metrics
         self.ledger = ledger
+        self.records = records
         self.logger = logger
         self.notificationSync = notificationSync
     }
@@ -206,6 +221,8 @@ public final class DepotApp: Sendable {
         opsServer?.stop()
         await server.stopped()
         await opsServer?.stopped()
+        // The loops are done: what they sent goes into the delivery record before the ledger closes.
+        await records?.stop()
         await ledger?.close()
         dataLock.release()
         logger.output.flush()

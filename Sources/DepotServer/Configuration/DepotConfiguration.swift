@@ -42,6 +42,17 @@ public struct DepotConfiguration: ParsableOptions {
     @Setting("admin-token", .text(minimumLength: 16), help: "bearer token for `/admin/...` (≥ 16 characters)", valueName: "TOKEN",
              defaultText: "none (admin API off)")
     public var adminToken: String?
+    @Setting("consumption-info",
+             help: "`on`: answer `CONSUMPTION_REQUEST` notifications (the operator states the app has the customer's consent)")
+    public var consumptionInfo = Toggle.off
+    @Setting("webhook-url", .httpURL, help: "the studio's backend: one signed POST per purchase and pack event", valueName: "URL",
+             defaultText: "none (no webhooks)")
+    public var webhookURL: URL?
+    @Setting("webhook-secret", .text(minimumLength: 32), help: "HMAC key of `Depot-Signature` (≥ 32 characters; with `--webhook-url`)",
+             valueName: "SECRET", defaultText: "none")
+    public var webhookSecret: String?
+    @Setting("delivery-record", help: "record which chunks each purchase was sent (`off` only to measure its cost)")
+    public var deliveryRecord = Toggle.on
     @Setting("catalog-max-age", .integer(in: 0...(86_400 * 365)), help: "`max-age` of the product lists; `0` is `no-cache`",
              valueName: "SECONDS")
     public var catalogMaxAge = 0

@@ -6,8 +6,11 @@ import Server
 struct ExchangeRecorder: ServerObserver {
     let metrics: Metrics
     let accessLog: Logger?
+    /// The delivery record's gatherer (nil when `--delivery-record off`).
+    var deliveries: DeliveryRecorder? = nil
 
     func exchangeCompleted(_ record: ExchangeRecord) {
+        recordDelivery(record)
         let seconds = Double(record.durationNanoseconds) / 1e9
         metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent, seconds: seconds,
                               shard: record.loopIndex)
@@ -16,5 +19,19 @@ struct ExchangeRecorder: ServerObserver {
         accessLog.with(requestID: record.requestID).request(remote: record.clientAddress, method: record.method.description,
                                                             path: path, status: record.status, bytes: record.bytesSent,
                                                             durationMilliseconds: seconds * 1000)
+    }
+
+    /// A pack file answer cut short still delivered the bytes it wrote (spec app-store-server-api §7).
+    func exchangeInterrupted(_ record: ExchangeRecord) {
+        recordDelivery(record)
+    }
+
+    /// Notes the file bytes a tagged answer wrote, on this loop's own buffer.
+    private func recordDelivery(_ record: ExchangeRecord) {
+        guard let deliveries, record.bytesSent > 0, let tag = record.tag as? DeliveryTag else { return }
+        for range in tag.ranges(written: record.bytesSent) {
+            deliveries.record(loop: record.loopIndex, DeliveryRecorder.Piece(
+                originalTransactionID: tag.purchase, pack: tag.pack, version: tag.version, path: tag.path, range: range))
+        }
     }
 }

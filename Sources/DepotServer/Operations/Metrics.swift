@@ -56,6 +56,13 @@ public final class Metrics: Sendable {
     }
     private let openConnections: @Sendable () -> Int
     private let ledger: Ledger?
+    /// Lines that other parts render themselves (the webhook and consumption queues), appended in order.
+    private let sections = Mutex<[@Sendable () -> String]>([])
+
+    /// Appends `section`'s lines to every rendering from now on.
+    func addSection(_ section: @escaping @Sendable () -> String) {
+        sections.withLock { $0.append(section) }
+    }
 
     init(shardCount: Int, openConnections: @escaping @Sendable () -> Int, ledger: Ledger? = nil) {
         shards = (0..<max(1, shardCount)).map { _ in ShardBox() }
@@ -175,6 +182,7 @@ public final class Metrics: Sendable {
         out += "# HELP depot_open_connections Client connections open now.\n# TYPE depot_open_connections gauge\n"
         out += "depot_open_connections \(openConnections())\n"
         if let ledger { out += Self.render(ledger: ledger) }
+        for section in sections.withLock({ $0 }) { out += section() }
         return out
     }
 

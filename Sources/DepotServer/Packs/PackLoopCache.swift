@@ -14,6 +14,10 @@ final class PackLoopCache: @unchecked Sendable {
         let contentType: String
     }
 
+    /// The claims of the token this loop authorized last: the request being handled on this loop, right after
+    /// its check (the loop handles one request at a time).
+    var lastAuthorized: DownloadTokenClaims?
+
     struct FileKey: Hashable {
         let version: ObjectIdentifier
         let path: String

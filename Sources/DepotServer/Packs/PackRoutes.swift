@@ -15,13 +15,16 @@ struct PackRoutes: Sendable {
     let now: @Sendable () -> Int64
     /// One per event loop.
     let caches: [PackLoopCache]
+    /// Whether file answers carry a `DeliveryTag` (the delivery record is on).
+    let tagsDeliveries: Bool
 
     init(store: CatalogStore, tokens: DownloadTokenAuthority, access: any AccessChecker, now: @escaping @Sendable () -> Int64,
-         loops: Int = 1) {
+         loops: Int = 1, tagsDeliveries: Bool = false) {
         self.store = store
         self.tokens = tokens
         self.access = access
         self.now = now
+        self.tagsDeliveries = tagsDeliveries
         caches = (0..<max(1, loops)).map { _ in PackLoopCache() }
     }
 
@@ -92,7 +95,13 @@ struct PackRoutes: Sendable {
     /// `GET /v1/packs/{pack}/{version}/files/{path}`.
     func file(_ request: RouteRequest) throws -> Response {
         let (version, file, cache) = try servableFile(request, checkingToken: true)
-        return try fileResponse(head: request.head, version: version, file: file, cache: cache)
+        var response = try fileResponse(head: request.head, version: version, file: file, cache: cache)
+        // The purchase whose token opened the file is the one its bytes are delivered to (operator grants are none).
+        if tagsDeliveries, let claims = cache.lastAuthorized, !claims.originalTransactionID.hasPrefix("grant:") {
+            response.tag = DeliveryTag(purchase: claims.originalTransactionID, pack: version.pack, version: version.version,
+                                       path: file.path, body: response.body)
+        }
+        return response
     }
 
     /// The checks `file(_:)` makes, in its order, without opening the file: what the edge asks before it
@@ -205,6 +214,7 @@ struct PackRoutes: Sendable {
         guard access.isAllowed(originalTransactionID: claims.originalTransactionID, account: claims.account) else {
             return .failure(.revoked)
         }
+        cache.lastAuthorized = claims
         return .success(())
     }
 

@@ -56,10 +56,14 @@ final class WebhookDispatcher: Sendable {
 
     /// Queues one event about `orderingKey` (a purchase's original transaction, or `pack:<id>`), durably,
     /// and wakes the worker. A ledger that cannot take it is logged; the change that caused it stands.
+    /// `once`, when given, names the change itself: an event with the same `once` is queued only the first
+    /// time (by any instance), and its `id` derives from it.
     @discardableResult
-    func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData) async -> WebhookEvent? {
+    func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData, once: String? = nil) async -> WebhookEvent? {
         let created = now()
-        let event = WebhookEvent(id: "evt_" + Hex.encode(SecureRandom.bytes(16)), type: type.rawValue,
+        let id = once.map { "evt_" + Hex.encode(SHA256.hash(Array("\(type.rawValue):\($0)".utf8)).prefix(16)) }
+            ?? "evt_" + Hex.encode(SecureRandom.bytes(16))
+        let event = WebhookEvent(id: id, type: type.rawValue,
                                  created: Timestamp.rfc3339(Int64(created.timeIntervalSince1970)), data: data)
         guard let body = try? WireJSON.encode(event) else { return nil }
         // The body as sent: one line, without the encoder's final newline.

@@ -1,0 +1,96 @@
+import ArgumentParsing
+import DepotWire
+import Foundation
+import Ledger
+import Synchronization
+
+/// Purchases as data (spec app-store-server-api §7, §8), composed for one server: the delivery record's
+/// gatherer, the webhook dispatcher, and the events they raise (`pack.delivered` when a purchase has every
+/// chunk of a version, `pack.published` when a version goes live).
+final class PurchaseRecords: Sendable {
+    let deliveries: DeliveryRecorder?
+    let webhooks: WebhookDispatcher?
+    private let ledger: Ledger
+    private let store: CatalogStore
+    private let liveVersions = Mutex<[String: Int]>([:])
+
+    init(configuration: DepotConfiguration, ledger: Ledger, store: CatalogStore, loops: Int, logger: Logger,
+         webhookSchedule: RetrySchedule = .webhooks) {
+        self.ledger = ledger
+        self.store = store
+        let owner = UUID().uuidString
+        let webhooks = configuration.webhookURL.flatMap { url in
+            configuration.webhookSecret.map { secret in
+                WebhookDispatcher(url: url, secret: secret, ledger: ledger, owner: owner, schedule: webhookSchedule, logger: logger)
+            }
+        }
+        self.webhooks = webhooks
+        guard configuration.deliveryRecord.isOn else {
+            deliveries = nil
+            return
+        }
+        let manifest: @Sendable (String, Int) -> PackManifest? = { [store] pack, version in
+            store.current?.content.packs[pack]?.versions[version]?.manifest
+        }
+        deliveries = DeliveryRecorder(loops: loops, ledger: ledger, logger: logger, manifest: manifest, onProgress: { [ledger] progress in
+            guard let webhooks else { return }
+            for entry in progress {
+                await Self.announceIfComplete(entry, ledger: ledger, manifest: manifest, webhooks: webhooks)
+            }
+        })
+        liveVersions.withLock { $0 = Self.liveVersions(store) }
+    }
+
+    /// Starts gathering (on `onEachLoop`, the server's) and delivering webhooks.
+    func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
+        deliveries?.start(onEachLoop: onEachLoop)
+        webhooks?.start()
+    }
+
+    /// After the server stopped: writes the rest of the delivery record, then stops the webhooks.
+    func stop() async {
+        await deliveries?.stop()
+        await webhooks?.stop()
+    }
+
+    /// `/metrics` lines of the webhook queue (empty without webhooks).
+    func metricsText() -> String { webhooks?.metricsText() ?? "" }
+
+    /// Called after each catalog swap: a pack whose live version changed raises `pack.published` (once per
+    /// version, whichever instance sees it first).
+    func catalogSwapped() {
+        let now = Self.liveVersions(store)
+        let changed = liveVersions.withLock { known -> [(String, Int)] in
+            defer { known = now }
+            return now.filter { known[$0.key] != $0.value }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
+        }
+        guard let webhooks, !changed.isEmpty else { return }
+        let snapshot = store.current
+        Task {
+            for (pack, version) in changed {
+                let manifest = snapshot?.content.packs[pack]?.versions[version]?.manifest
+                await webhooks.emit(.packPublished, orderingKey: "pack:\(pack)", data: WebhookEventData(
+                    productId: manifest?.productId, pack: pack, version: version, chunks: manifest.map { $0.files.reduce(0) { $0 + $1.chunks.count } },
+                    bytes: manifest?.downloadBytes), once: "\(pack):\(version)")
+            }
+        }
+    }
+
+    private static func liveVersions(_ store: CatalogStore) -> [String: Int] {
+        (store.current?.content.packs ?? [:]).compactMapValues(\.current)
+    }
+
+    /// Raises `pack.delivered` when the purchase now has every chunk of the version.
+    private static func announceIfComplete(_ progress: DeliveryProgress, ledger: Ledger, manifest: (String, Int) -> PackManifest?,
+                                           webhooks: WebhookDispatcher) async {
+        guard let version = manifest(progress.pack, progress.version) else { return }
+        let total = version.files.reduce(0) { $0 + $1.chunks.count }
+        guard let records = try? await ledger.deliveries(originalTransactionID: progress.originalTransactionID) else { return }
+        let delivered = records.filter { $0.pack == progress.pack && $0.version == progress.version }
+        guard delivered.reduce(0, { $0 + $1.chunks.count }) >= total else { return }
+        await webhooks.emit(.packDelivered, orderingKey: progress.originalTransactionID, data: WebhookEventData(
+            originalTransactionId: progress.originalTransactionID, productId: version.productId, pack: progress.pack,
+            version: progress.version, chunks: total, bytes: delivered.reduce(0) { $0 + $1.deliveredBytes }),
+            once: "\(progress.originalTransactionID):\(progress.pack):\(progress.version)")
+    }
+}
