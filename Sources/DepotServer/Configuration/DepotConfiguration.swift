@@ -42,9 +42,6 @@ public struct DepotConfiguration: ParsableOptions {
     @Setting("admin-token", .text(minimumLength: 16), help: "bearer token for `/admin/...` (≥ 16 characters)", valueName: "TOKEN",
              defaultText: "none (admin API off)")
     public var adminToken: String?
-    @Setting("consumption-info",
-             help: "`on`: answer `CONSUMPTION_REQUEST` notifications (the operator states the app has the customer's consent)")
-    public var consumptionInfo = Toggle.off
     @Setting("webhook-url", .httpURL, help: "the studio's backend: one signed POST per purchase and pack event", valueName: "URL",
              defaultText: "none (no webhooks)")
     public var webhookURL: URL?
