@@ -10,7 +10,7 @@ import Testing
 /// response or several; an answer cut short counts only what was written.
 @Suite struct DeliveryRecordTests {
     /// Polls the server's ledger until `condition` holds on the purchase's records (the recorder writes once a second).
-    static func records(_ fixture: PackFixture, purchase: String, timeout: Duration = .seconds(20),
+    static func records(_ fixture: PackFixture, purchase: String, timeout: Duration = .seconds(90),
                         until condition: ([LedgerDelivery]) -> Bool) async throws -> [LedgerDelivery] {
         let ledger = try #require(fixture.depot.app.ledger)
         let clock = ContinuousClock()

@@ -63,7 +63,7 @@ import Testing
         }
         var delivered = 0
         let clock = ContinuousClock()
-        let deadline = clock.now + .seconds(10)
+        let deadline = clock.now + .seconds(90)
         while delivered < 3, clock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
             delivered = try await ledger.deliveries(originalTransactionID: "p").first?.chunks.count ?? 0

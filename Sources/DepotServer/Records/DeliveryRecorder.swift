@@ -1,3 +1,4 @@
+import Server
 import DepotWire
 import Foundation
 import Ledger
@@ -69,7 +70,7 @@ final class DeliveryRecorder: Sendable {
     /// Starts the flusher; `onEachLoop` runs a job on every loop's own thread (the server's).
     func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
         let buffers = buffers
-        let task = Task { [self] in
+        let task = Task(executorPreference: WorkerPool.shared) { [self] in
             while !Task.isCancelled {
                 try? await Task.sleep(for: interval)
                 if Task.isCancelled { break }

@@ -1,3 +1,4 @@
+import Server
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -43,11 +44,11 @@ struct OutboundPost: Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
             let once = Mutex<CheckedContinuation<Outcome, Never>?>(continuation)
             let finish: @Sendable (Outcome) -> Void = { outcome in once.withLock { $0.take() }?.resume(returning: outcome) }
-            let timer = Task {
+            let timer = Task(executorPreference: WorkerPool.shared) {
                 try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
                 if !Task.isCancelled { finish(.noAnswer("no answer within \(timeout) s")) }
             }
-            Task {
+            Task(executorPreference: WorkerPool.shared) {
                 do {
                     let (_, response) = try await session.data(for: prepared)
                     finish(.status((response as? HTTPURLResponse)?.statusCode ?? 0))

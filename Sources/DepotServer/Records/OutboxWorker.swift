@@ -1,3 +1,4 @@
+import Server
 import Foundation
 import Ledger
 import Synchronization
@@ -64,7 +65,7 @@ final class OutboxWorker: Sendable {
     func start() {
         state.withLock { state in
             guard state.task == nil, !state.stopped else { return }
-            state.task = Task { [self] in await run() }
+            state.task = Task(executorPreference: WorkerPool.shared) { [self] in await run() }
         }
     }
 

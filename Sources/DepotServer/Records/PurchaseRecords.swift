@@ -1,3 +1,4 @@
+import Server
 import ArgumentParsing
 import DepotWire
 import Foundation
@@ -66,7 +67,7 @@ final class PurchaseRecords: Sendable {
         }
         guard let webhooks, !changed.isEmpty else { return }
         let snapshot = store.current
-        Task {
+        Task(executorPreference: WorkerPool.shared) {
             for (pack, version) in changed {
                 let manifest = snapshot?.content.packs[pack]?.versions[version]?.manifest
                 await webhooks.emit(.packPublished, orderingKey: "pack:\(pack)", data: WebhookEventData(

@@ -50,7 +50,7 @@ final class WebhookReceiver: Sendable {
     func up() throws { try up(port: state.withLock { $0.port }) }
 
     /// Waits (polling, without blocking the cooperative pool) until `condition` holds on the deliveries.
-    func wait(timeout: Duration = .seconds(20), until condition: ([Delivery]) -> Bool) async -> Bool {
+    func wait(timeout: Duration = .seconds(90), until condition: ([Delivery]) -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {
