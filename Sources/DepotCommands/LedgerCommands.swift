@@ -28,8 +28,10 @@ struct LedgerCopyCommand: Command {
         if report.total == 0 {
             say("nothing to copy: \(target) already holds everything in \(shown)")
         } else {
-            say("copied \(shown) into \(target): \(report.transactions) transactions, \(report.bindings) account bindings, "
-                + "\(report.revocations) revocations, \(report.notifications) notifications, \(report.settings) settings")
+            let counts = ["\(report.transactions) transactions", "\(report.bindings) account bindings",
+                          "\(report.revocations) revocations", "\(report.notifications) notifications",
+                          "\(report.settings) settings", "\(report.deliveries) delivery records", "\(report.outbox) outbox items"]
+            say("copied \(shown) into \(target): " + counts.joined(separator: ", "))
         }
         return 0
     }

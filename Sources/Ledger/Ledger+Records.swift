@@ -35,10 +35,10 @@ extension Ledger {
         try await storage.claimOutbox(queue: queue, owner: owner, now: now, lease: lease, limit: max(1, limit))
     }
 
-    /// Ends a pending item as `.sent` or `.abandoned` (counting the attempt; `error` kept when given), which
-    /// lets the next item of its ordering key go.
-    public func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String? = nil) async throws(LedgerError) {
-        try await storage.finishOutbox(id: id, state: state, now: now, error: error)
+    /// Ends a pending item as `.sent` or `.abandoned` (counting the attempt; `error` kept when given; `outcome`,
+    /// what the sending attempt recorded, kept with the item), which lets the next item of its ordering key go.
+    public func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String? = nil, outcome: String? = nil) async throws(LedgerError) {
+        try await storage.finishOutbox(id: id, state: state, now: now, error: error, outcome: outcome)
     }
 
     /// Counts a failed attempt of a pending item and makes it due again at `nextAttempt`.
@@ -54,5 +54,27 @@ extension Ledger {
     /// Every item of `queue` with `orderingKey`, oldest first (a purchase's consumption answers, say).
     public func outboxItems(queue: OutboxQueue, orderingKey: String) async throws(LedgerError) -> [OutboxItem] {
         try await storage.outboxItems(queue: queue, orderingKey: orderingKey)
+    }
+}
+
+/// Reads for support (`depot purchases show`, the admin purchases API) and the consumption queue.
+extension Ledger {
+    /// What the purchase `originalTransactionID` was sent, per pack version (from every instance's record).
+    public func deliverySummary(originalTransactionID: String) async throws(LedgerError) -> [DeliverySummary] {
+        DeliverySummary.of(try await deliveries(originalTransactionID: originalTransactionID))
+    }
+
+    /// The answers to `CONSUMPTION_REQUEST`s about the purchase `originalTransactionID`, oldest first: pending,
+    /// sent (with the answer Apple accepted) or abandoned.
+    public func consumptionAnswers(originalTransactionID: String) async throws(LedgerError) -> [LedgerConsumptionAnswer] {
+        try await outboxItems(queue: .consumption, orderingKey: originalTransactionID).compactMap(LedgerConsumptionAnswer.init)
+    }
+
+    /// Queues the answer to a verified `CONSUMPTION_REQUEST` durably (spec §7; before the notification is
+    /// acknowledged). A request already queued (the same notification redelivered, or caught up from Apple's
+    /// history) adds nothing: returns false.
+    @discardableResult
+    public func queueConsumptionAnswer(_ request: ConsumptionRequest, now: Date) async throws(LedgerError) -> Bool {
+        try await enqueue([request.entry(now: now)]) == 1
     }
 }

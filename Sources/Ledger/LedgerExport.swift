@@ -28,6 +28,7 @@ struct LedgerExport: Sendable, Equatable {
         var revokedAtMS: Int64
         var reason: String
         var restoredAtMS: Int64?
+        var restoredBy: String? = nil
     }
 
     /// A row of `processed_notifications`.
@@ -43,11 +44,52 @@ struct LedgerExport: Sendable, Equatable {
         var value: [UInt8]
     }
 
+    /// A row of `delivery_files` (version 4).
+    struct DeliveryFile: Sendable, Equatable {
+        var originalTransactionID: String
+        var pack: String
+        var version: Int64
+        var path: String
+        var sentRanges: String
+        var firstSentMS: Int64
+        var lastSentMS: Int64
+    }
+
+    /// A row of `delivered_chunks` (version 4).
+    struct Chunk: Sendable, Equatable {
+        var originalTransactionID: String
+        var pack: String
+        var version: Int64
+        var path: String
+        var offset: Int64
+        var length: Int64
+        var deliveredMS: Int64
+    }
+
+    /// A row of `outbox` (version 4), oldest first; claims are not copied.
+    struct OutboxRow: Sendable, Equatable {
+        var queue: String
+        var key: String
+        var orderingKey: String
+        var payload: String
+        var createdMS: Int64
+        var deadlineMS: Int64
+        var state: String
+        var attempts: Int64
+        var nextAttemptMS: Int64
+        var finishedMS: Int64?
+        var lastError: String?
+        var outcome: String?
+    }
+
     var transactions: [Transaction] = []
     var bindings: [Binding] = []
     var revocations: [Revocation] = []
     var notifications: [Notification] = []
     var settings: [Setting] = []
+    var deliveryFiles: [DeliveryFile] = []
+    var chunks: [Chunk] = []
+    var outbox: [OutboxRow] = []
 
     /// The original transactions the export mentions (their access state changes when it is imported).
     var originals: Set<String> {

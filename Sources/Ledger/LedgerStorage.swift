@@ -46,8 +46,8 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.claimOutbox(queue:owner:now:lease:limit:)`.
     func claimOutbox(queue: OutboxQueue, owner: String, now: Date, lease: Double, limit: Int) async throws(LedgerError) -> [OutboxItem]
 
-    /// See `Ledger.finishOutbox(id:state:now:error:)`.
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?) async throws(LedgerError)
+    /// See `Ledger.finishOutbox(id:state:now:error:outcome:)`.
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError)
 
     /// See `Ledger.retryOutbox(id:nextAttempt:error:)`.
     func retryOutbox(id: Int64, nextAttempt: Date, error: String) async throws(LedgerError)

@@ -28,7 +28,7 @@ struct InterruptedExchangeTests {
 
     static func environment(_ observer: Observer) throws -> ConnectionEnvironment {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("interrupted-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: size))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(repeating: 7, count: size)))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let file = try #require(OpenFile.open(path: path))
         let configuration = MachineHarness.configuration(write: 2000)

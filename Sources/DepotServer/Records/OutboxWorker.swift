@@ -16,6 +16,8 @@ final class OutboxWorker: Sendable {
     enum Attempt: Sendable, Equatable {
         /// Done: the receiver accepted it.
         case sent
+        /// Done, and the string is kept with the item as its outcome (a consumption answer: the body sent).
+        case sentRecording(String)
         /// Try again later (why, for the ledger and the logs).
         case failed(String)
         /// Give up now (a refusal that no retry can change).
@@ -145,10 +147,14 @@ final class OutboxWorker: Sendable {
         let ended = now()
         do {
             switch result {
-            case .sent:
-                try await ledger.finishOutbox(id: item.id, state: .sent, now: ended)
+            case .sent, .sentRecording:
+                var outcome: String?
+                if case .sentRecording(let recorded) = result { outcome = recorded }
+                try await ledger.finishOutbox(id: item.id, state: .sent, now: ended, outcome: outcome)
                 count("sent")
-                await finished(item, result)
+                var done = item
+                done.outcome = outcome
+                await finished(done, result)
             case .refused(let reason):
                 await abandon(item, attempts: item.attempts + 1, error: reason, outcome: result)
             case .failed(let reason):

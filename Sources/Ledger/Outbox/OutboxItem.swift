@@ -16,10 +16,13 @@ public struct OutboxItem: Sendable, Equatable {
     public var finished: Date?
     /// The last failure's description, if any.
     public var lastError: String?
+    /// What the attempt that finished it recorded (a consumption answer: the body sent), if anything.
+    public var outcome: String?
 
     /// An item; see the properties.
     public init(id: Int64, entry: OutboxEntry, state: OutboxState, attempts: Int, nextAttempt: Date, finished: Date?,
-                lastError: String?) {
+                lastError: String?, outcome: String? = nil) {
+        self.outcome = outcome
         self.id = id
         self.entry = entry
         self.state = state

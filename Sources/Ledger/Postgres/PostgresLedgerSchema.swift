@@ -119,7 +119,8 @@ enum PostgresLedgerSchema {
             claimed_by text COLLATE "C",
             claim_expires_ms bigint,
             finished_ms bigint,
-            last_error text
+            last_error text,
+            outcome text
         );
         CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
         CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);

@@ -22,9 +22,9 @@ extension PostgresLedgerStorage {
         }
     }
 
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?) async throws(LedgerError) {
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError) {
         try await write { connection throws(PostgresError) in
-            try PostgresOutbox(connection: connection).finish(id: id, state: state, now: now, error: error)
+            try PostgresOutbox(connection: connection).finish(id: id, state: state, now: now, error: error, outcome: outcome)
         }
     }
 

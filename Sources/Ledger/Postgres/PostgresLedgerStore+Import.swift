@@ -37,13 +37,14 @@ extension PostgresLedgerStore {
         for batch in export.revocations.chunked(Self.importBatch) {
             report.revocations += try connection.query(
                 """
-                INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms)
-                SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[])
+                INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms,
+                    restored_by)
+                SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
                 ON CONFLICT (transaction_id) DO NOTHING
                 """,
                 [.textArray(batch.map(\.transactionID)), .textArray(batch.map(\.originalTransactionID)),
                  .integerArray(batch.map(\.revokedAtMS)), .textArray(batch.map(\.reason)),
-                 .integerArray(batch.map(\.restoredAtMS))]).affectedRows
+                 .integerArray(batch.map(\.restoredAtMS)), .optionalTextArray(batch.map(\.restoredBy))]).affectedRows
         }
         for batch in export.notifications.chunked(Self.importBatch) {
             report.notifications += try connection.query(
@@ -70,6 +71,7 @@ extension PostgresLedgerStore {
                 "INSERT INTO ledger_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
                 [.text(setting.name), .bytes(setting.value)]).affectedRows
         }
+        (report.deliveries, report.outbox) = try importRecords(export)
         try connection.query(
             """
             INSERT INTO ledger_settings (name, value) VALUES ('copied_from_sqlite', $1)
@@ -80,7 +82,7 @@ extension PostgresLedgerStore {
     }
 }
 
-private extension Array {
+extension Array {
     /// The array cut into consecutive slices of at most `size` elements.
     func chunked(_ size: Int) -> [ArraySlice<Element>] {
         stride(from: 0, to: count, by: size).map { self[$0..<Swift.min($0 + size, count)] }

@@ -8,7 +8,8 @@ struct PostgresOutbox {
     let connection: PostgresConnection
 
     static let columns = """
-        id, queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms, last_error
+        id, queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms, last_error,
+        outcome
         """
 
     /// See `SQLiteOutbox.enqueue`.
@@ -49,13 +50,14 @@ struct PostgresOutbox {
     }
 
     /// See `SQLiteOutbox.finish`.
-    func finish(id: Int64, state: OutboxState, now: Date, error: String?) throws(PostgresError) {
+    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) throws(PostgresError) {
         try connection.query(
             """
             UPDATE outbox SET state = $1, attempts = attempts + 1, finished_ms = $2, last_error = COALESCE($3, last_error),
-                claimed_by = NULL, claim_expires_ms = NULL
+                outcome = $5, claimed_by = NULL, claim_expires_ms = NULL
             WHERE id = $4 AND state = 'pending'
-            """, [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null, .integer(id)])
+            """, [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null, .integer(id),
+                  outcome.map { .text($0) } ?? .null])
     }
 
     /// See `SQLiteOutbox.retry`.
@@ -88,6 +90,6 @@ struct PostgresOutbox {
                 queue: OutboxQueue(rawValue: row[1] ?? "") ?? .webhook, key: row[2] ?? "", orderingKey: row[3] ?? "",
                 payload: row[4] ?? "", created: LedgerTime.date(integer(5) ?? 0), deadline: LedgerTime.date(integer(6) ?? 0)),
             state: OutboxState(rawValue: row[7] ?? "") ?? .pending, attempts: Int(integer(8) ?? 0),
-            nextAttempt: LedgerTime.date(integer(9) ?? 0), finished: integer(10).map(LedgerTime.date), lastError: row[11])
+            nextAttempt: LedgerTime.date(integer(9) ?? 0), finished: integer(10).map(LedgerTime.date), lastError: row[11], outcome: row[12])
     }
 }

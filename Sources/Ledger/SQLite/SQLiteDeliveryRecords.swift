@@ -72,4 +72,28 @@ struct SQLiteDeliveryRecords {
                 firstSent: LedgerTime.date(row[4].integer ?? 0), lastSent: LedgerTime.date(row[5].integer ?? 0))
         }
     }
+
+    /// Every file record and delivered chunk, for the copy to PostgreSQL (inside the export's read).
+    func export(into export: inout LedgerExport) throws(SQLiteError) {
+        export.deliveryFiles = try database.query(
+            """
+            SELECT original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            ORDER BY 1, 2, 3, 4
+            """
+        ).map { row in
+            LedgerExport.DeliveryFile(
+                originalTransactionID: row[0].text ?? "", pack: row[1].text ?? "", version: row[2].integer ?? 0,
+                path: row[3].text ?? "", sentRanges: row[4].text ?? "", firstSentMS: row[5].integer ?? 0, lastSentMS: row[6].integer ?? 0)
+        }
+        export.chunks = try database.query(
+            """
+            SELECT original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
+            ORDER BY 1, 2, 3, 4, 5
+            """
+        ).map { row in
+            LedgerExport.Chunk(
+                originalTransactionID: row[0].text ?? "", pack: row[1].text ?? "", version: row[2].integer ?? 0,
+                path: row[3].text ?? "", offset: row[4].integer ?? 0, length: row[5].integer ?? 0, deliveredMS: row[6].integer ?? 0)
+        }
+    }
 }

@@ -35,7 +35,7 @@
 ///   `key` (unique: queueing the same key twice adds nothing), `ordering_key` (one at a time, oldest first),
 ///   `payload`, `created_ms`, `deadline_ms`, `state` (`pending`, `sent`, `abandoned`), `attempts`,
 ///   `next_attempt_ms`, `claimed_by` and `claim_expires_ms` (the sender working on it), `finished_ms`,
-///   `last_error`.
+///   `last_error`, `outcome` (what the attempt that sent it recorded: the answer sent, for a consumption answer).
 /// - `revocations.restored_by` (same migration) — who restored a revocation: `apple` (`REFUND_REVERSED`) or
 ///   `admin` (a support decision); a support revocation has `reason` `admin`.
 ///
@@ -131,7 +131,8 @@ enum SQLiteLedgerSchema {
             claimed_by TEXT,
             claim_expires_ms INTEGER,
             finished_ms INTEGER,
-            last_error TEXT
+            last_error TEXT,
+            outcome TEXT
         );
         CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
         CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);

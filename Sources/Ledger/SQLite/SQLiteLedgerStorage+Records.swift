@@ -22,9 +22,9 @@ extension SQLiteLedgerStorage {
         }
     }
 
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?) async throws(LedgerError) {
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError) {
         try await write { database throws(SQLiteError) in
-            try SQLiteOutbox(database: database).finish(id: id, state: state, now: now, error: error)
+            try SQLiteOutbox(database: database).finish(id: id, state: state, now: now, error: error, outcome: outcome)
         }
     }
 

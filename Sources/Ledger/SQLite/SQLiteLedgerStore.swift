@@ -256,12 +256,13 @@ struct SQLiteLedgerStore {
         export.bindings = try database.query(
             "SELECT original_transaction_id, account, bound_at_ms FROM account_bindings ORDER BY 1, 2"
         ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }
+        let restoredBy = schemaVersion >= 4 ? "restored_by" : "NULL"
         export.revocations = try database.query(
-            "SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms FROM revocations ORDER BY 1"
+            "SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms, \(restoredBy) FROM revocations ORDER BY 1"
         ).map { row in
             LedgerExport.Revocation(
                 transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", revokedAtMS: row[2].integer ?? 0,
-                reason: row[3].text ?? "", restoredAtMS: row[4].integer)
+                reason: row[3].text ?? "", restoredAtMS: row[4].integer, restoredBy: row[5].text)
         }
         export.notifications = try database.query(
             "SELECT id, type, received_ms FROM processed_notifications ORDER BY 1"
@@ -270,6 +271,9 @@ struct SQLiteLedgerStore {
         export.settings = try database.query("SELECT name, value FROM ledger_settings ORDER BY 1").map {
             LedgerExport.Setting(name: $0[0].text ?? "", value: $0[1].blob ?? [])
         }
+        guard schemaVersion >= 4 else { return export }
+        try SQLiteDeliveryRecords(database: database).export(into: &export)
+        try SQLiteOutbox(database: database).export(into: &export)
         return export
     }
 }

@@ -9,7 +9,8 @@ struct SQLiteOutbox {
     let database: SQLiteDatabase
 
     static let columns = """
-        id, queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms, last_error
+        id, queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms, last_error,
+        outcome
         """
 
     /// Queues `entries` (those whose key is already there are skipped); returns how many were added.
@@ -54,15 +55,16 @@ struct SQLiteOutbox {
     }
 
     /// Ends `id`'s attempts as `state` (sent or abandoned), counting this attempt.
-    func finish(id: Int64, state: OutboxState, now: Date, error: String?) throws(SQLiteError) {
+    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
             _ = try database.run(
                 """
                 UPDATE outbox SET state = ?, attempts = attempts + 1, finished_ms = ?, last_error = COALESCE(?, last_error),
-                    claimed_by = NULL, claim_expires_ms = NULL
+                    outcome = ?, claimed_by = NULL, claim_expires_ms = NULL
                 WHERE id = ? AND state = 'pending'
                 """,
-                [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null, .integer(id)])
+                [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null,
+                 outcome.map { .text($0) } ?? .null, .integer(id)])
         }
     }
 
@@ -90,6 +92,22 @@ struct SQLiteOutbox {
                            [.text(queue.rawValue), .text(orderingKey)]).map(Self.item)
     }
 
+    /// Every outbox row, oldest first, without claims (for the copy to PostgreSQL, inside the export's read).
+    func export(into export: inout LedgerExport) throws(SQLiteError) {
+        export.outbox = try database.query(
+            """
+            SELECT queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms,
+                last_error, outcome FROM outbox ORDER BY id
+            """
+        ).map { row in
+            LedgerExport.OutboxRow(
+                queue: row[0].text ?? "", key: row[1].text ?? "", orderingKey: row[2].text ?? "", payload: row[3].text ?? "",
+                createdMS: row[4].integer ?? 0, deadlineMS: row[5].integer ?? 0, state: row[6].text ?? "pending",
+                attempts: row[7].integer ?? 0, nextAttemptMS: row[8].integer ?? 0, finishedMS: row[9].integer, lastError: row[10].text,
+                outcome: row[11].text)
+        }
+    }
+
     private static func item(_ row: [SQLiteValue]) -> OutboxItem {
         OutboxItem(
             id: row[0].integer ?? 0,
@@ -99,6 +117,6 @@ struct SQLiteOutbox {
                 created: LedgerTime.date(row[5].integer ?? 0), deadline: LedgerTime.date(row[6].integer ?? 0)),
             state: OutboxState(rawValue: row[7].text ?? "") ?? .pending, attempts: Int(row[8].integer ?? 0),
             nextAttempt: LedgerTime.date(row[9].integer ?? 0), finished: row[10].integer.map(LedgerTime.date),
-            lastError: row[11].text)
+            lastError: row[11].text, outcome: row[12].text)
     }
 }
