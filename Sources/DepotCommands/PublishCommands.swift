@@ -67,10 +67,8 @@ struct RetireCommand: Command {
     @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
-        let publisher = Publisher(paths: configuration.paths)
-        let product = self.product
-        try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
-            () throws(PublishError) in try publisher.retire(productID: product)
+        try await changeStatus(of: product, configuration) { publisher, product throws(PublishError) in
+            try publisher.retire(productID: product)
         }
         say("retired \(product)")
         return 0
@@ -88,13 +86,20 @@ struct UnretireCommand: Command {
     @OptionGroup(only: "catalog", "content", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
-        let publisher = Publisher(paths: configuration.paths)
-        let product = self.product
-        try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
-            () throws(PublishError) in try publisher.unretire(productID: product)
+        try await changeStatus(of: product, configuration) { publisher, product throws(PublishError) in
+            try publisher.unretire(productID: product)
         }
         say("\(product) is live")
         return 0
+    }
+}
+
+/// Retire and unretire: one catalog change under the publish lock, its errors as the other verbs report them.
+private func changeStatus(of product: String, _ configuration: DepotConfiguration,
+                          _ change: @escaping @Sendable (Publisher, String) throws(PublishError) -> Void) async throws {
+    let publisher = Publisher(paths: configuration.paths)
+    try await PublishErrors.asUsageErrors(holding: SharedPublishLock(location: configuration.ledger)) {
+        () throws(PublishError) in try change(publisher, product)
     }
 }
 

@@ -80,20 +80,7 @@ final class ServeProcess: @unchecked Sendable {
     static let quiet = ["--loops", "1", "--token-secret", "serve-test-secret-serve-test-secret-0"]
 
     /// A port that was free a moment ago.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw RawHTTPConnection.Failure(description: "bind failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    static func freePort() throws -> Int { try LoopbackPort.free() }
 
     /// Starts `depot serve`, waits for the start-up line, checks the server answers, then SIGTERMs it.
     static func serveAndStop(_ arguments: [String], environment: [String: String] = [:], in directory: String) async throws -> (line: String?, status: Int32?, health: Int?) {

@@ -58,7 +58,7 @@ public final class PostgresCluster: Sendable {
         owner = getuid() == 0 ? Self.unprivilegedUser() : nil
         password = "depot-test-" + UUID().uuidString.prefix(8).lowercased()
         directory = "/tmp/depot-pg-" + UUID().uuidString.prefix(8).lowercased()
-        port = try Self.freePort()
+        port = try LoopbackPort.free()
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false,
                                                 attributes: [.posixPermissions: 0o700])
         try Data((password + "\n").utf8).write(to: URL(fileURLWithPath: directory + "/password"))
@@ -235,25 +235,6 @@ public final class PostgresCluster: Sendable {
 
     private static func unprivilegedUser() -> String {
         getpwnam("postgres") != nil ? "postgres" : "nobody"
-    }
-
-    /// A TCP port on 127.0.0.1 that was free a moment ago.
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw Failure("socket failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Bool in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard bound else { throw Failure("cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Runs blocking work (processes) on a thread of its own: not on Swift's cooperative pool, and not on
