@@ -125,6 +125,10 @@ import Testing
         ("expires_date_ms", "{}", "a date in milliseconds"),
         ("expires_date", #""2014-02-30 10:00:00 Etc/GMT""#, "a date in milliseconds"),
         ("cancellation_date_ms", #""""#, "a date in milliseconds"),
+        // Finite but past the year 9999: it trapped where the notification's ID turned it into integer ms.
+        ("cancellation_date_ms", "1e19", "a date in milliseconds"),
+        ("cancellation_date_ms", #""-99999999999999999999""#, "a date in milliseconds"),
+        ("purchase_date_ms", "253402300800000", "a date in milliseconds"),
         ("quantity", #""two""#, "an integer"),
         ("quantity", "-1", "a non-negative integer"),
     ])

@@ -205,6 +205,22 @@ import Testing
         return object
     }
 
+    /// A V1 refund whose cancellation date is a finite number past any real date is a `400`, and the server
+    /// goes on serving (it used to trap turning that date into integer milliseconds).
+    @Test func v1RefundWithAnAbsurdDateIsABadRequest() async throws {
+        try await PurchaseFixture.run(appleSecret: "v1-shared-secret") { fixture in
+            var refund = Self.v1Refund(password: "v1-shared-secret", transactionID: "1000000000000042", cancelled: Date())
+            var unified = try #require(refund["unified_receipt"] as? [String: Any])
+            var info = try #require((unified["latest_receipt_info"] as? [[String: Any]])?.first)
+            info["cancellation_date_ms"] = 1e19
+            unified["latest_receipt_info"] = [info]
+            refund["unified_receipt"] = unified
+            let answer = try await fixture.notify(refund)
+            #expect(answer.status == 400, "\(answer.summary)")
+            #expect(try await fixture.get("/products_v1.json").status == 200)
+        }
+    }
+
     @Test func v1RefundWithTheSharedSecretRevokes() async throws {
         try await PurchaseFixture.run(appleSecret: "v1-shared-secret") { fixture in
             let purchase = PurchaseFixture.purchase()

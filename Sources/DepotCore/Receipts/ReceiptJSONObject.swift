@@ -72,6 +72,11 @@ struct ReceiptJSONObject {
     func date(_ keys: String...) throws(ReceiptParseError) -> Date? {
         guard let key = keys.first(where: has), let value = value(key) else { return nil }
         if let milliseconds = Self.double(value) {
+            // Years 0 to 9999: anything else is not a date an App Store payload can carry (and would trap
+            // wherever it is turned back into integer milliseconds).
+            guard abs(milliseconds) <= Self.latestMilliseconds else {
+                throw .invalidField(path(of: key), expected: "a date in milliseconds")
+            }
             return Date(timeIntervalSince1970: milliseconds / 1000)
         }
         if let text = value as? String, let date = ReceiptDateText.date(from: text) { return date }
@@ -129,6 +134,9 @@ struct ReceiptJSONObject {
             return number.int64Value
         }
     }
+
+    /// 9999-12-31T23:59:59.999Z in milliseconds since 1970.
+    static let latestMilliseconds = 253_402_300_799_999.0
 
     /// A finite number from a JSON number or a numeric string.
     static func double(_ value: Any) -> Double? {

@@ -88,10 +88,16 @@ struct NotificationReceiver: Sendable {
         }
         let effect = NotificationEffect.ofV1(type: type, purchases: purchases)
         // V1 has no notification ID: type + transactions + dates identify it (spec §4.5).
-        let cancelled = effect.revocations.map { "\($0.transactionID)@\(Int64($0.revokedAt.timeIntervalSince1970 * 1000))" }
+        let cancelled = effect.revocations.map { "\($0.transactionID)@\(Self.milliseconds($0.revokedAt))" }
         let original = (object["original_transaction_id"] as? String) ?? (object["original_transaction_id"] as? NSNumber)?.stringValue ?? ""
         let id = "v1:\(typeText):\(original):" + cancelled.sorted().joined(separator: ",")
         _ = try await apply(effect, id: id, type: typeText, logger: logger)
+    }
+
+    /// Whole milliseconds since 1970 for an identifier; never traps (the parser already refuses absurd dates).
+    private static func milliseconds(_ date: Date) -> Int64 {
+        let value = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        return value.isFinite && abs(value) < 9.2e18 ? Int64(value) : 0
     }
 
     /// Records the notification and its effect in one ledger transaction; false when it was processed before.
