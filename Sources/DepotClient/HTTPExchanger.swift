@@ -21,25 +21,21 @@ public struct URLSessionExchanger: HTTPExchanger {
 
     public func exchange(_ request: URLRequest) async throws -> (HTTPURLResponse, Data) {
         #if canImport(FoundationNetworking)
-        // swift-corelibs-foundation's async `data(for:)` has been seen to resume its own continuation twice (a
-        // fatal "CONTINUATION MISUSE" abort) when a download is cancelled mid-request; the completion-handler
-        // form, with a continuation of ours resumed once, does not depend on it.
-        let running = RunningTask()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) in
-                let task = session.dataTask(with: request) { data, response, error in
-                    running.finish(continuation, Result {
-                        if let error { throw error }
-                        guard let http = response as? HTTPURLResponse else {
-                            throw DepotClientError.invalidResponse("not an HTTP response")
-                        }
-                        return (http, data ?? Data())
-                    })
-                }
-                running.start(task)
-            }
-        } onCancel: {
-            running.cancel()
+        // swift-corelibs-foundation's async `data(for:)` cancels its URLSession task when the calling task is
+        // cancelled, and that race has resumed its own continuation twice (a fatal "CONTINUATION MISUSE"
+        // abort). Here the task is never cancelled (README, Decisions: URLSession tasks are never cancelled):
+        // a cancelled download stops after the requests in flight, whose completion resumes this once.
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) in
+            let once = ResumeOnce(continuation)
+            session.dataTask(with: request) { data, response, error in
+                once.resume(with: Result {
+                    if let error { throw error }
+                    guard let http = response as? HTTPURLResponse else {
+                        throw DepotClientError.invalidResponse("not an HTTP response")
+                    }
+                    return (http, data ?? Data())
+                })
+            }.resume()
         }
         #else
         let (data, response) = try await session.data(for: request)
@@ -50,38 +46,21 @@ public struct URLSessionExchanger: HTTPExchanger {
 }
 
 #if canImport(FoundationNetworking)
-/// One data task of `URLSessionExchanger`: started unless the caller was already cancelled, cancelled with
-/// it, and its continuation resumed exactly once.
-private final class RunningTask: @unchecked Sendable {
+/// A continuation resumed by the first answer only.
+private final class ResumeOnce: @unchecked Sendable {
     private let lock = NSLock()
-    private var task: URLSessionDataTask?
-    private var cancelled = false
-    private var finished = false
+    private var continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>?
 
-    func start(_ task: URLSessionDataTask) {
-        let cancelNow = lock.withLock { () -> Bool in
-            self.task = task
-            return cancelled
-        }
-        task.resume()
-        if cancelNow { task.cancel() }
+    init(_ continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>) {
+        self.continuation = continuation
     }
 
-    func cancel() {
-        let task = lock.withLock { () -> URLSessionDataTask? in
-            cancelled = true
-            return self.task
+    func resume(with result: Result<(HTTPURLResponse, Data), any Error>) {
+        let waiting = lock.withLock { () -> CheckedContinuation<(HTTPURLResponse, Data), any Error>? in
+            defer { continuation = nil }
+            return continuation
         }
-        task?.cancel()
-    }
-
-    func finish(_ continuation: CheckedContinuation<(HTTPURLResponse, Data), any Error>,
-                _ result: Result<(HTTPURLResponse, Data), any Error>) {
-        let first = lock.withLock { () -> Bool in
-            defer { finished = true }
-            return !finished
-        }
-        if first { continuation.resume(with: result) }
+        waiting?.resume(with: result)
     }
 }
 #endif

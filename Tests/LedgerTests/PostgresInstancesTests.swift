@@ -216,7 +216,10 @@ import Testing
 
     @Test func deadlocksAndSerializationFailuresAreRetried() async throws {
         try await LedgerFixture.withTarget(.postgres) { target in
-            guard case .postgres(let location) = target.location else { return }
+            guard case .postgres(let location) = target.location else {
+                Issue.record("the PostgreSQL fixture handed back \(target.location)")
+                return
+            }
             let pool = PostgresPool(location: location, size: 2)
             let setup = try await RawPostgresSession(target)
             try await setup.execute("CREATE TABLE counters (id int PRIMARY KEY, n int NOT NULL); INSERT INTO counters VALUES (1, 0), (2, 0)")

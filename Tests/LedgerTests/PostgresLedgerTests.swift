@@ -45,7 +45,10 @@ import Testing
 
     @Test func aFailingMigrationRollsBackAndKeepsTheVersion() async throws {
         try await LedgerFixture.withTarget(.postgres) { target in
-            guard case .postgres(let location) = target.location else { return }
+            guard case .postgres(let location) = target.location else {
+                Issue.record("the PostgreSQL fixture handed back \(target.location)")
+                return
+            }
             let pool = PostgresPool(location: location, size: 1)
             let migrations = PostgresLedgerSchema.migrations + ["CREATE TABLE later_feature (id int); SELECT no_such_function()"]
             do {

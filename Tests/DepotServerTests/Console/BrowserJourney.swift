@@ -122,8 +122,9 @@ struct BrowserJourney {
         let resumed = events.filter { $0.first as? String == "resumed" }
         #expect(resumed.contains { ($0[2] as? Int ?? 0) > 0 && ($0[2] as? Int ?? 0) % (4 << 20) != 0 },
                 "resumed where the server's copy ended: \(events.filter { $0.first as? String != "progress" })")
-        let totals = events.filter { $0.first as? String == "progress" }.compactMap { $0[3] as? Int }
-        #expect(totals.allSatisfy { $0 == 20_000_000 })
+        let progress = events.filter { $0.first as? String == "progress" }
+        let totals = progress.compactMap { $0[3] as? Int }
+        #expect(totals.count == progress.count && totals.allSatisfy { $0 == 20_000_000 }, "\(totals.prefix(5))")
         #expect(try await text("#upload-figures").contains("left"))
         for (name, bytes) in contents {
             #expect(FileManager.default.contents(atPath: depot.contentDirectory + "/.staging/uploads/level2/\(version)/\(name)") == Data(bytes), "\(name)")
