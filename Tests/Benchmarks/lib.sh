@@ -8,12 +8,14 @@ OUT="${BENCH_OUT:-$ROOT/Tests/Benchmarks/out}"
 mkdir -p "$OUT"
 PIDS=()
 TEMP_PATHS=()
+STOP_COMMANDS=()   # run after the PIDs are gone, before TEMP_PATHS are removed (e.g. stopping PostgreSQL)
 # One HMAC key for the server and `depot token` (the benchmarks never touch a real data directory's key).
 TOKEN_SECRET="depot-benchmark-token-secret-0123456789abcdef"
 
 cleanup() {
   for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  for command in "${STOP_COMMANDS[@]:-}"; do [ -n "$command" ] && eval "$command" >/dev/null 2>&1 || true; done
   for path in "${TEMP_PATHS[@]:-}"; do [ -n "$path" ] && rm -rf "$path"; done
 }
 trap cleanup EXIT
@@ -142,6 +144,77 @@ start_appstore() {
   for _ in $(seq 1 600); do grep -q '^appstore ' "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
   read -r _ APPSTORE_URL APPSTORE_SANDBOX_URL APPSTORE_API_URL APPSTORE_API_SANDBOX_URL <"$dir/stdout" || true
   [ -n "${APPSTORE_SANDBOX_URL:-}" ] || { echo "depot-bench appstore did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }
+}
+
+# start_postgres: a private PostgreSQL cluster (initdb into a temporary directory, postgres on a free loopback
+# port and a Unix socket there), as the unprivileged `postgres` user when run as root (PostgreSQL refuses root),
+# with PostgreSQL's durable defaults (fsync on). Logins: the socket without a password, TCP as depot with a
+# random password. Installs Debian's `postgresql` when missing. Stopped (immediate) and removed on exit.
+# Sets PG_DIR, PG_PORT, PG_PASSWORD, PG_BIN; `pg_database NAME` creates a database and prints its URI.
+start_postgres() {
+  PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  if [ -z "$PG_BIN" ] || [ ! -x "$PG_BIN/initdb" ]; then
+    echo "installing postgresql from Debian's packages" >&2
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+  fi
+  local as=()
+  if [ "$(id -u)" = 0 ]; then
+    local owner=postgres; id postgres >/dev/null 2>&1 || owner=nobody
+    as=(runuser -u "$owner" --)
+  fi
+  PG_DIR=$(mktemp -d /tmp/depot-bench-pg-XXXXXX)
+  PG_PORT=$(free_port)
+  PG_PASSWORD="bench-$(head -c 8 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  echo "$PG_PASSWORD" >"$PG_DIR/password"
+  [ ${#as[@]} -gt 0 ] && chown -R "${as[2]}" "$PG_DIR"
+  TEMP_PATHS+=("$PG_DIR")
+  STOP_COMMANDS+=("${as[*]} $PG_BIN/pg_ctl -D $PG_DIR/data -m immediate -w stop")
+  "${as[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U depot --pwfile="$PG_DIR/password" --auth-local=trust \
+    --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 --no-instructions >"$OUT/postgres-initdb.log" 2>&1 \
+    || { echo "initdb failed:" >&2; cat "$OUT/postgres-initdb.log" >&2; exit 1; }
+  cat >>"$PG_DIR/data/postgresql.conf" <<CONF
+port = $PG_PORT
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$PG_DIR'
+max_connections = 200
+log_min_messages = warning
+CONF
+  "${as[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w -t 60 start >/dev/null \
+    || { echo "postgres did not start:" >&2; cat "$PG_DIR/log" >&2; exit 1; }
+}
+
+# pg_database NAME: creates the database NAME in the cluster of start_postgres and prints its --ledger URI (TCP).
+pg_database() {
+  "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$PG_DIR" -p "$PG_PORT" -U depot -d postgres -c "CREATE DATABASE $1" >/dev/null
+  echo "postgres://depot:$PG_PASSWORD@127.0.0.1:$PG_PORT/$1"
+}
+
+# postgres_pids: the cluster's processes (postmaster and its children), for CPU readings.
+postgres_pids() {
+  local main; main=$(head -n 1 "$PG_DIR/data/postmaster.pid")
+  echo "$main" $(pgrep -P "$main")
+}
+
+# download_rate URL CLIENTS [curl args...]: "MiB/s errors" of CLIENTS parallel full downloads (total bytes / wall
+# time) of a file of $SIZE bytes; a download that is not a 200 of exactly $SIZE bytes counts as an error.
+download_rate() {
+  local url="$1" clients="$2"; shift 2
+  local pids=() start end i
+  start=$(date +%s.%N)
+  for i in $(seq 1 "$clients"); do
+    curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >"$OUT/download.$i" &
+    pids+=($!)
+  done
+  wait "${pids[@]}" || true
+  end=$(date +%s.%N)
+  cat $(seq -f "$OUT/download.%g" 1 "$clients") | python3 -c '
+import sys
+start, end, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+rows = [line.split() for line in sys.stdin if line.strip()]
+good = sum(int(b) for s, b in rows if s == "200" and int(b) == size)
+errors = sum(1 for s, b in rows if s != "200" or int(b) != size)
+print(f"{good / 1048576 / (end - start):.1f} {errors}")' "$start" "$end" "$SIZE"
 }
 
 # raise_fd_limit: as many open files as the hard limit allows (the 1,000-connection tests).

@@ -37,26 +37,6 @@ range_sum() { curl -sf -r 1000-1049575 "$@" | sha256sum | cut -c1-64; }
 [ "$(range_sum -H "$AUTH" "$DEPOT_FILE")" = "$(range_sum "$NGINX_FILE")" ] || { echo "depot and nginx disagree on a range" >&2; exit 1; }
 [ "$(curl -s -o /dev/null -w '%{http_code}' -r 0-1048575 -H "$AUTH" "$DEPOT_FILE")" = 206 ] || { echo "depot: no 206" >&2; exit 1; }
 
-# download_rate URL CLIENTS [curl args...]: "MiB/s errors" of CLIENTS parallel full downloads (total bytes / wall time).
-download_rate() {
-  local url="$1" clients="$2"; shift 2
-  local pids=() start end i
-  start=$(date +%s.%N)
-  for i in $(seq 1 "$clients"); do
-    curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >"$OUT/download.$i" &
-    pids+=($!)
-  done
-  wait "${pids[@]}" || true
-  end=$(date +%s.%N)
-  cat $(seq -f "$OUT/download.%g" 1 "$clients") | python3 -c '
-import sys
-start, end, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-rows = [line.split() for line in sys.stdin if line.strip()]
-good = sum(int(b) for s, b in rows if s == "200" and int(b) == size)
-errors = sum(1 for s, b in rows if s != "200" or int(b) != size)
-print(f"{good / 1048576 / (end - start):.1f} {errors}")' "$start" "$end" "$SIZE"
-}
-
 declare -A RESULTS
 for round in $(seq 1 "$ROUNDS"); do
   # Alternate which server goes first, so neither always runs on a warmer machine.

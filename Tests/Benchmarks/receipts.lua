@@ -1,6 +1,7 @@
--- wrk script: POST /v1/receipts with a different purchase each request, cycling through a file of them.
---   wrk -s receipts.lua URL -- FILE [receipt|transactions] [threads] [offset]
--- FILE has one base64 receipt (or one StoreKit 2 JWS) per line. Each wrk thread starts at its own share of
+-- wrk script: POST /v1/receipts with a different purchase each request, cycling through a file of them, or
+-- POST /v1/notifications/appstore with a different V2 notification each request (URL names the endpoint).
+--   wrk -s receipts.lua URL -- FILE [receipt|transactions|notifications] [threads] [offset]
+-- FILE has one base64 receipt (or one StoreKit 2 JWS, or one notification's signedPayload) per line. Each wrk thread starts at its own share of
 -- the file (after OFFSET lines: what earlier runs used), so no two requests repeat a purchase until the file
 -- has been used up.
 local threads = 0
@@ -25,7 +26,9 @@ end
 function request()
   next_line = next_line % #lines + 1
   local body
-  if field == "transactions" then
+  if field == "notifications" then
+    body = '{"signedPayload": "' .. lines[next_line] .. '"}'
+  elseif field == "transactions" then
     body = '{"transactions": ["' .. lines[next_line] .. '"]}'
   else
     body = '{"receipt": "' .. lines[next_line] .. '"}'

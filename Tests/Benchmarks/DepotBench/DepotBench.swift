@@ -5,9 +5,11 @@ import DepotCrypto
 import Foundation
 
 /// Helpers the benchmark scripts run (release build): a simulated App Store in its own process, and
-/// CPU-cost measurements of JWS verification and of App Store Server API token signing.
+/// CPU-cost measurements of JWS verification and of App Store Server API token signing, and signed purchases
+/// with their V2 refund notifications for the scale-out benchmark.
 ///
 ///     depot-bench appstore --delay-ms 100 --receipts 50000 --out DIR [--product ID[,ID...]] [--api-receipts N]
+///     depot-bench signed --count 30000 --out DIR [--product ID]
 ///     depot-bench jws --iterations 5000
 ///     depot-bench jwt --iterations 5000
 @main
@@ -16,21 +18,26 @@ struct DepotBench {
         let arguments = Array(CommandLine.arguments.dropFirst())
         let usage = """
             usage: depot-bench appstore --out DIR [--delay-ms MS] [--receipts N] [--product ID[,ID...]] [--api-receipts N]
+                   depot-bench signed --out DIR [--count N] [--product ID]
                    depot-bench jws [--iterations N]
                    depot-bench jwt [--iterations N]
 
             """
         // Options come in `--name value` pairs; anything else (including --help) prints the usage. `appstore`
         // requires `--out`, so its files never land in whatever directory the command happens to run in.
-        let known: Set<String> = arguments.first == "appstore" ? ["out", "delay-ms", "receipts", "product", "api-receipts"] : ["iterations"]
+        let known: Set<String> = switch arguments.first {
+        case "appstore": ["out", "delay-ms", "receipts", "product", "api-receipts"]
+        case "signed": ["out", "count", "product"]
+        default: ["iterations"]
+        }
         var options: [String: String] = [:]
         var i = 1
         while i + 1 < arguments.count, arguments[i].hasPrefix("--"), known.contains(String(arguments[i].dropFirst(2))) {
             options[String(arguments[i].dropFirst(2))] = arguments[i + 1]
             i += 2
         }
-        guard i == arguments.count, ["appstore", "jws", "jwt"].contains(arguments.first ?? ""),
-              arguments.first != "appstore" || options["out"] != nil else {
+        guard i == arguments.count, ["appstore", "signed", "jws", "jwt"].contains(arguments.first ?? ""),
+              !["appstore", "signed"].contains(arguments.first ?? "") || options["out"] != nil else {
             FileHandle.standardError.write(Data(usage.utf8))
             exit(64)
         }
@@ -39,6 +46,8 @@ struct DepotBench {
             try await appStore(delay: Double(options["delay-ms"] ?? "100")! / 1000, receipts: Int(options["receipts"] ?? "10000")!,
                                out: options["out"]!, product: options["product"] ?? "com.example.depot.level2",
                                apiReceipts: Int(options["api-receipts"] ?? "0")!)
+        case "signed":
+            try signed(count: Int(options["count"] ?? "10000")!, out: options["out"]!, product: options["product"] ?? "com.example.depot.level2")
         case "jwt":
             try jwt(iterations: Int(options["iterations"] ?? "5000")!)
         default:
@@ -92,6 +101,34 @@ struct DepotBench {
         }
         FileHandle.standardOutput.write(Data("appstore \(store.productionURL.absoluteString) \(store.sandboxURL.absoluteString)\(apiURLs)\n".utf8))
         while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+
+    /// Writes a run-time test PKI's root (`root.pem`), `count` StoreKit 2 transactions of `product` signed by it
+    /// (`transactions.txt`, one JWS a line, transaction IDs 5000000000000 + line index) and, line for line, a
+    /// signed V2 `REFUND` notification of each (`refunds.txt`: the `signedPayload`, a fresh `notificationUUID`
+    /// each, revocation date a minute ago), then prints `signed COUNT`.
+    static func signed(count: Int, out: String, product: String) throws {
+        let now = Date()
+        let pki = try TestPKI.generate(validFrom: now.addingTimeInterval(-3600), validUntil: now.addingTimeInterval(86_400))
+        try pki.rootPEM.write(toFile: out + "/root.pem", atomically: true, encoding: .utf8)
+        let signer = TransactionSigner(pki: pki)
+        var transactions = ""
+        var refunds = ""
+        transactions.reserveCapacity(count * 1_600)
+        refunds.reserveCapacity(count * 3_800)
+        for i in 0..<count {
+            let transaction = TransactionSigner.Transaction(transactionId: String(5_000_000_000_000 + i), bundleId: "com.example.depot",
+                                                            productId: product, purchaseDate: now.addingTimeInterval(-3600),
+                                                            environment: "Production")
+            transactions += try signer.signedTransaction(transaction) + "\n"
+            var refunded = transaction
+            refunded.revocationDate = now.addingTimeInterval(-60)
+            refunded.revocationReason = 0
+            refunds += try signer.signedNotification(.refund, transaction: refunded, signedDate: now) + "\n"
+        }
+        try transactions.write(toFile: out + "/transactions.txt", atomically: true, encoding: .utf8)
+        try refunds.write(toFile: out + "/refunds.txt", atomically: true, encoding: .utf8)
+        print("signed \(count)")
     }
 
     /// CPU time of one StoreKit 2 JWS verification (cached chain), median of 5 runs.
