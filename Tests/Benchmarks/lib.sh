@@ -13,10 +13,12 @@ STOP_COMMANDS=()   # run after the PIDs are gone, before TEMP_PATHS are removed 
 TOKEN_SECRET="depot-benchmark-token-secret-0123456789abcdef"
 
 cleanup() {
+  local status=$?   # the script's own exit status, kept whatever the clean-up's last test gives
   for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for command in "${STOP_COMMANDS[@]:-}"; do [ -n "$command" ] && eval "$command" >/dev/null 2>&1 || true; done
   for path in "${TEMP_PATHS[@]:-}"; do [ -n "$path" ] && rm -rf "$path"; done
+  exit "$status"
 }
 trap cleanup EXIT
 
@@ -141,7 +143,12 @@ start_appstore() {
     >"$dir/stdout" 2>"$dir/stderr" &
   APPSTORE_PID=$!
   PIDS+=("$APPSTORE_PID")
-  for _ in $(seq 1 600); do grep -q '^appstore ' "$dir/stdout" 2>/dev/null && break; sleep 0.1; done
+  # Minting tens of thousands of receipts takes a minute or more on a loaded machine: wait while it runs (10 min at most).
+  for _ in $(seq 1 6000); do
+    grep -q '^appstore ' "$dir/stdout" 2>/dev/null && break
+    kill -0 "$APPSTORE_PID" 2>/dev/null || break
+    sleep 0.1
+  done
   read -r _ APPSTORE_URL APPSTORE_SANDBOX_URL APPSTORE_API_URL APPSTORE_API_SANDBOX_URL <"$dir/stdout" || true
   [ -n "${APPSTORE_SANDBOX_URL:-}" ] || { echo "depot-bench appstore did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }
 }

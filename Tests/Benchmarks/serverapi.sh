@@ -13,7 +13,7 @@ SECONDS_PER_ROUND="${1:-5}"
 ROUNDS="${2:-3}"
 DELAY_MS="${3:-100}"
 RECEIPT_CLIENTS="${RECEIPT_CLIENTS:-200}"
-RECEIPTS="${RECEIPTS:-24000}"
+RECEIPTS="${RECEIPTS:-12000}"
 need_tools wrk curl
 build_release
 build_bench
@@ -21,7 +21,9 @@ raise_fd_limit
 
 STORE="$OUT/appstore-serverapi"
 echo "starting the simulated App Store ($RECEIPTS receipts of each kind)" >&2
+MINT_START=$(date +%s)
 start_appstore "$STORE" "$DELAY_MS" "$RECEIPTS" com.example.depot.level2 "$RECEIPTS"
+echo "the simulated App Store was ready after $(( $(date +%s) - MINT_START )) s" >&2
 read -r KEY_ID ISSUER <"$STORE/api-key.txt"
 COMMON=(--catalog "$ROOT/catalog" --content "$ROOT/content" --token-secret "$TOKEN_SECRET")
 rm -rf "$OUT/serverapi-var-verifyreceipt" "$OUT/serverapi-var-api"
