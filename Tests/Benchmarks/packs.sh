@@ -26,7 +26,7 @@ publish_file "$TREE" bench "$FILE"
 VERSION=$(cat "$TREE/content/bench/current")
 rm -rf "$OUT/packs-var"
 start_depot --catalog "$TREE/catalog" --content "$TREE/content" --data "$OUT/packs-var" --token-secret "$TOKEN_SECRET"
-TOKEN=$("$DEPOT" token --pack bench --ttl 86400 --token-secret "$TOKEN_SECRET")
+TOKEN=$("$DEPOT" token --pack bench --ttl 86400 --token-secret "$TOKEN_SECRET" --content "$TREE/content")
 start_nginx "$TREE/content/bench/$VERSION"
 DEPOT_FILE="$DEPOT_URL/v1/packs/bench/$VERSION/files/$NAME"
 NGINX_FILE="$NGINX_URL/$NAME"

@@ -30,7 +30,7 @@ post "{\"receipt\": \"$(tail -n 1 "$STORE/receipts.txt")\"}" | grep -q '"token"'
 post "{\"transactions\": [\"$(head -n 1 "$STORE/transactions.txt")\"]}" | grep -q '"token"' || { echo "a transaction did not unlock" >&2; exit 1; }
 
 ETAG=$(curl -sI "$DEPOT_URL/products_v1.json" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag" {print $2}')
-TOKEN=$("$DEPOT" token --pack level2 --ttl 86400 --token-secret "$TOKEN_SECRET")
+TOKEN=$("$DEPOT" token --pack level2 --ttl 86400 --token-secret "$TOKEN_SECRET" --content "$ROOT/content")
 PACK_FILE="$DEPOT_URL/v1/packs/level2/1/files/stages.bin"
 [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" -r 0-1048575 "$PACK_FILE")" = 206 ] || { echo "no 206 from the pack" >&2; exit 1; }
 

@@ -20,7 +20,7 @@ SECONDS_PER_ROUND="${1:-5}"
 ROUNDS="${2:-3}"
 FILE_MIB="${3:-256}"
 RATE_CLIENTS="${RATE_CLIENTS:-16}"
-SIGNED="${SIGNED:-40000}"
+SIGNED="${SIGNED:-20000}"
 REVOCATIONS="${REVOCATIONS:-200}"
 EDGE_SECRET="depot-benchmark-edge-secret-0123456789abcdef"
 need_tools wrk nginx curl
