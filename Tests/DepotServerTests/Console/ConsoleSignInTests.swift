@@ -159,13 +159,20 @@ struct ConsoleSignInTests {
         }
         #expect(refused >= 5 && refused < 20, "\(refused) wrong tokens answered 401 before the limit")
         #expect(limited.status == 429 && ConsoleHTTP.errorCode(limited) == "too_many_attempts")
+        let limitedAt = Date()
         let wait = try #require(Int(limited.header("Retry-After") ?? ""))
         #expect(wait >= 1 && wait <= 60)
-        // Until the minute has passed, even the right token is refused from this address.
+        // Until the minute has passed, even the right token is refused from this address (asserted for answers
+        // that certainly came within the Retry-After; a saturated machine can take longer than that).
         let right = try await http.send("POST", "/admin/session", [("Content-Type", "application/json")],
                                         body: Array("{\"token\": \"\(Self.adminToken)\"}".utf8))
-        #expect(right.status == 429 && right.header("Set-Cookie") == nil)
-        #expect(try await http.send("POST", "/admin/session", [("Content-Type", "application/json")], body: Array("not json".utf8)).status == 429)
+        if Date().timeIntervalSince(limitedAt) < Double(wait) - 1 {
+            #expect(right.status == 429 && right.header("Set-Cookie") == nil)
+        }
+        let malformed = try await http.send("POST", "/admin/session", [("Content-Type", "application/json")], body: Array("not json".utf8))
+        if Date().timeIntervalSince(limitedAt) < Double(wait) - 1 {
+            #expect(malformed.status == 429)
+        }
         // The admin token never reaches a log line, whatever happened.
         depot.app.logger.output.flush()
         let logs = depot.logs.lines.joined(separator: "\n")
