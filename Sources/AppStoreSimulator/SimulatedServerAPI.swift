@@ -170,6 +170,20 @@ public final class SimulatedServerAPI: Sendable {
         revoke(transactionID, type: "REFUND", at: date ?? now(), reason: reason)
     }
 
+    /// The customer asks for a refund of a transaction: a `CONSUMPTION_REQUEST` notification is recorded (and
+    /// POSTed when a notification URL is set), which the developer answers with Send Consumption Information
+    /// (`consumptionRequests`). Returns the notification's UUID; nil for an unknown transaction.
+    @discardableResult
+    public func requestRefund(_ transactionID: String, at date: Date? = nil) -> String? {
+        guard let transaction = self.transaction(transactionID) else { return nil }
+        return notify("CONSUMPTION_REQUEST", about: transaction, at: date ?? now())
+    }
+
+    /// The signed payload of a recorded notification (to post it again, as Apple redelivers).
+    public func signedPayload(ofNotification uuid: String) -> String? {
+        state.withLock { s in s.notifications.first { $0.uuid == uuid }?.signedPayload }
+    }
+
     /// Ends Family Sharing access to a transaction (`REVOKE`). Returns the notification's UUID.
     @discardableResult
     public func revokeFamilySharing(_ transactionID: String, at date: Date? = nil) -> String? {
@@ -245,6 +259,11 @@ public final class SimulatedServerAPI: Sendable {
     /// The next `count` calls (to `endpoint`, or to any) get `failure` instead of their answer.
     public func failNext(_ count: Int, with failure: SimulatedFailure, endpoint: SimulatedEndpoint? = nil) {
         state.withLock { $0.failures.append(ScriptedFailure(endpoint: endpoint, failure: failure, remaining: count)) }
+    }
+
+    /// Drops the scripted failures not yet used: the store answers normally again.
+    public func clearFailures() {
+        state.withLock { $0.failures.removeAll() }
     }
 
     /// Calls received (authenticated or not), per endpoint and environment when given.

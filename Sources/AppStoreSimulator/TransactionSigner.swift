@@ -73,6 +73,8 @@ public struct TransactionSigner: Sendable {
         case revoke = "REVOKE"
         case refundReversed = "REFUND_REVERSED"
         case test = "TEST"
+        /// The customer asked for a refund; Apple asks the developer for consumption information.
+        case consumptionRequest = "CONSUMPTION_REQUEST"
     }
 
     /// The PKI whose leaf signs.

@@ -13,7 +13,7 @@ struct NotificationSyncCommand: Command {
             valueName: "ISO8601")
     var since: Date?
     @OptionGroup(only: "data", "ledger", "bundle-id", "apple-root-certs", "allow-sandbox", "apple-api-key", "apple-api-key-id", "apple-api-issuer",
-                 "apple-app-id", "apple-api-url", "apple-api-sandbox-url", "apple-timeout")
+                 "apple-app-id", "apple-api-url", "apple-api-sandbox-url", "apple-timeout", "consumption-info")
     var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {

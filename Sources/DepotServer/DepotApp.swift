@@ -90,8 +90,6 @@ public final class DepotApp: Sendable {
         let access = LedgerAccess(ledger: ledger, staleMax: configuration.ledgerStaleMax)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
                                loops: loops, tagsDeliveries: configuration.deliveryRecord.isOn)
-        let records = PurchaseRecords(configuration: configuration, ledger: ledger, store: store, loops: loops, logger: logger)
-        metrics.addSection { records.metricsText() }
         // The parts of /healthz, in the order they report (a new part is one more entry).
         let health = HealthCheck(contributors: [
             CatalogHealth(store: store),
@@ -111,10 +109,14 @@ public final class DepotApp: Sendable {
             metrics.recordAppleAPICall(endpoint: endpoint, outcome: outcome, seconds: seconds)
         }, executor: WorkerPool.shared)
         if let tokens = apiClient?.tokens { metrics.countTokenSignatures { tokens.signatures } }
+        let records = PurchaseRecords(configuration: configuration, ledger: ledger, store: store, loops: loops, logger: logger,
+                                      serverAPI: apiClient)
+        metrics.addSection { records.metricsText() }
         let serverAPI = apiClient.map { ServerAPIPurchases(client: $0, validatesReceipts: apiSettings.validatesReceipts, logger: logger) }
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, serverAPI: serverAPI,
                                         tokens: tokens, tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
-                                        bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret, logger: logger)
+                                        bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret,
+                                        consumption: records.consumption, logger: logger)
         let notificationSync = apiClient.map {
             NotificationSync(client: $0, ledger: ledger, receiver: purchases.notificationReceiver, metrics: metrics, logger: logger)
         }

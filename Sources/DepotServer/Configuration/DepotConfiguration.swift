@@ -84,6 +84,9 @@ public struct DepotConfiguration: ParsableOptions {
     @Setting("notification-sync", .integer(in: 0...(86_400 * 365)),
              help: "seconds between catch-up syncs of notification history; `0` turns it off", valueName: "SECONDS")
     public var notificationSync = 3600
+    @Setting("consumption-info",
+             help: "`on`: answer `CONSUMPTION_REQUEST` notifications (the operator states the app has the customer's consent, which Apple requires)")
+    public var consumptionInfo = Toggle.off
     @Setting("header-timeout", .seconds, help: "seconds to receive a request head")
     public var headerTimeout: Double = 10
     @Setting("idle-timeout", .seconds, help: "seconds a keep-alive connection may sit idle")

@@ -51,6 +51,10 @@ public struct ServerAPISettings: Sendable {
             }
             validatesReceipts = true
         }
+        if configuration.consumptionInfo.isOn, key == nil {
+            throw ConfigurationError(option: "consumption-info",
+                                     "on needs an In-App Purchase key to answer Apple (--apple-api-key, --apple-api-key-id, --apple-api-issuer)")
+        }
         return ServerAPISettings(key: key, validatesReceipts: validatesReceipts)
     }
 

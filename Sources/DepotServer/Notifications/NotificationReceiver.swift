@@ -14,6 +14,11 @@ struct NotificationReceiver: Sendable {
     let sharedSecret: String?
     let logger: Logger
     let now: @Sendable () -> Date
+    /// With `--consumption-info on`: a verified `CONSUMPTION_REQUEST` is queued for an answer in the ledger
+    /// before it is acknowledged (spec app-store-server-api §7), then `consumptionQueued` is called (to wake
+    /// the sender).
+    var answersConsumptionRequests = false
+    var consumptionQueued: (@Sendable () -> Void)? = nil
 
     /// What applying one notification did.
     struct Outcome: Sendable, Equatable {
@@ -63,10 +68,36 @@ struct NotificationReceiver: Sendable {
 
     /// Applies a verified V2 notification: its effect (``NotificationEffect``) once per `notificationUUID`.
     func apply(_ notification: StoreKitNotification, log: Logger? = nil) async throws(NotificationFailure) -> Outcome {
+        if answersConsumptionRequests, notification.notificationType == .consumptionRequest {
+            try await queueConsumptionAnswer(notification, logger: log ?? logger)
+        }
         let effect = NotificationEffect.of(notification)
         let isNew = try await apply(effect, id: "v2:" + notification.notificationUUID, type: notification.notificationType.rawValue,
                                     logger: log ?? logger)
         return Outcome(isNew: isNew, changedAccess: isNew && effect != .recordOnly)
+    }
+
+    /// Queues the answer to a `CONSUMPTION_REQUEST` (once per notification: a redelivery queues nothing); a
+    /// ledger that cannot take it fails the notification, so Apple sends it again.
+    private func queueConsumptionAnswer(_ notification: StoreKitNotification, logger: Logger) async throws(NotificationFailure) {
+        guard let transaction = notification.data?.transactionInfo else {
+            logger.warning(.consumption, "CONSUMPTION_REQUEST \(notification.notificationUUID) names no transaction; not answered")
+            return
+        }
+        let request = ConsumptionRequest(
+            notificationUUID: notification.notificationUUID, transactionId: transaction.transactionId,
+            originalTransactionId: transaction.originalTransactionId, productId: transaction.productId,
+            environment: transaction.environment.rawValue,
+            signedDate: Int64((notification.signedDate.timeIntervalSince1970 * 1000).rounded(.down)))
+        do {
+            if try await ledger.queueConsumptionAnswer(request, now: now()) {
+                logger.info(.consumption, "CONSUMPTION_REQUEST for \(transaction.transactionId) queued for an answer")
+                consumptionQueued?()
+            }
+        } catch {
+            logger.error(.ledgerFailed, "ledger write failed for a consumption answer: \(error)")
+            throw .ledgerUnavailable
+        }
     }
 
     private func receiveV1(_ object: [String: Any], logger: Logger) async throws(NotificationFailure) {

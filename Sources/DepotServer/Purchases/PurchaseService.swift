@@ -32,14 +32,19 @@ final class PurchaseService: Sendable {
 
     init(store: CatalogStore, ledger: Ledger, receipts: ReceiptVerifier, signedData: SignedDataVerifier, serverAPI: ServerAPIPurchases?,
          tokens: DownloadTokenAuthority, tokenTTL: Int, policy: AccountPolicy, bundleID: String, sharedSecret: String?,
-         logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+         consumption: ConsumptionAnswers? = nil, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.ledger = ledger
         self.receipts = receipts
         self.signedData = signedData
         self.serverAPI = serverAPI
-        notificationReceiver = NotificationReceiver(ledger: ledger, signedData: signedData, bundleID: bundleID, sharedSecret: sharedSecret,
-                                                    logger: logger, now: now)
+        var receiver = NotificationReceiver(ledger: ledger, signedData: signedData, bundleID: bundleID, sharedSecret: sharedSecret,
+                                            logger: logger, now: now)
+        if let consumption {
+            receiver.answersConsumptionRequests = true
+            receiver.consumptionQueued = { consumption.wake() }
+        }
+        notificationReceiver = receiver
         self.tokens = tokens
         self.tokenTTL = tokenTTL
         self.policy = policy

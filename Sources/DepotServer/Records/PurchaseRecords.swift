@@ -1,3 +1,4 @@
+import AppStore
 import Server
 import ArgumentParsing
 import DepotWire
@@ -6,17 +7,20 @@ import Ledger
 import Synchronization
 
 /// Purchases as data (spec app-store-server-api §7, §8), composed for one server: the delivery record's
-/// gatherer, the webhook dispatcher, and the events they raise (`pack.delivered` when a purchase has every
-/// chunk of a version, `pack.published` when a version goes live).
+/// gatherer, the webhook dispatcher, the consumption answers (with `--consumption-info on` and a Server API
+/// client), and the events they raise (`pack.delivered` when a purchase has every chunk of a version,
+/// `pack.published` when a version goes live, `consumption.sent` when Apple accepted an answer).
 final class PurchaseRecords: Sendable {
     let deliveries: DeliveryRecorder?
     let webhooks: WebhookDispatcher?
+    let consumption: ConsumptionAnswers?
     private let ledger: Ledger
     private let store: CatalogStore
     private let liveVersions = Mutex<[String: Int]>([:])
 
     init(configuration: DepotConfiguration, ledger: Ledger, store: CatalogStore, loops: Int, logger: Logger,
-         webhookSchedule: RetrySchedule = .webhooks) {
+         serverAPI: ServerAPIClient? = nil, webhookSchedule: RetrySchedule = .webhooks,
+         consumptionSchedule: RetrySchedule = .consumption) {
         self.ledger = ledger
         self.store = store
         let owner = UUID().uuidString
@@ -26,6 +30,10 @@ final class PurchaseRecords: Sendable {
             }
         }
         self.webhooks = webhooks
+        consumption = configuration.consumptionInfo.isOn ? serverAPI.map {
+            ConsumptionAnswers(client: $0, ledger: ledger, store: store, webhooks: webhooks, owner: owner,
+                               appleTimeout: configuration.appleTimeout, schedule: consumptionSchedule, logger: logger)
+        } : nil
         guard configuration.deliveryRecord.isOn else {
             deliveries = nil
             return
@@ -46,16 +54,18 @@ final class PurchaseRecords: Sendable {
     func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
         deliveries?.start(onEachLoop: onEachLoop)
         webhooks?.start()
+        consumption?.start()
     }
 
     /// After the server stopped: writes the rest of the delivery record, then stops the webhooks.
     func stop() async {
         await deliveries?.stop()
+        await consumption?.stop()
         await webhooks?.stop()
     }
 
     /// `/metrics` lines of the webhook queue (empty without webhooks).
-    func metricsText() -> String { webhooks?.metricsText() ?? "" }
+    func metricsText() -> String { (webhooks?.metricsText() ?? "") + (consumption?.metricsText() ?? "") }
 
     /// Called after each catalog swap: a pack whose live version changed raises `pack.published` (once per
     /// version, whichever instance sees it first).

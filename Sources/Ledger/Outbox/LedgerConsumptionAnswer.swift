@@ -33,7 +33,7 @@ public struct LedgerConsumptionAnswer: Sendable, Equatable {
     public var sent: Sent?
 
     /// The answer an outbox item of the consumption queue describes; nil for anything else.
-    init?(_ item: OutboxItem) {
+    public init?(_ item: OutboxItem) {
         guard item.entry.queue == .consumption, let request = ConsumptionRequest(payload: item.entry.payload) else { return nil }
         self.request = request
         state = item.state

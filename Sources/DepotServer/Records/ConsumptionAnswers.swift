@@ -1,0 +1,106 @@
+import AppStore
+import DepotCore
+import DepotWire
+import Foundation
+import Ledger
+
+/// Answers to Apple's refund requests (spec app-store-server-api §7), with `--consumption-info on`.
+///
+/// A verified `CONSUMPTION_REQUEST` is queued in the ledger before it is acknowledged (`NotificationReceiver`);
+/// an `OutboxWorker` on the consumption queue then answers each with Send Consumption Information through the
+/// server's `ServerAPIClient`, computed from the purchase's delivery record (``answer(for:deliveries:snapshot:)``)
+/// when it is sent. Failures are retried with backoff until 12 hours after the notification's `signedDate`;
+/// the queue survives restarts; Apple's refusal of the transaction (`invalid`) ends it. The answer Apple
+/// accepted is kept with the item (`Ledger.consumptionAnswers`) and raises `consumption.sent`.
+final class ConsumptionAnswers: Sendable {
+    /// Seconds after queueing before the first attempt: every instance writes its delivery record at least
+    /// once a second, so what was sent just before the request is in the record by then.
+    static let settle: Double = 3
+
+    let worker: OutboxWorker
+
+    /// Answers through `client`; `schedule` and `poll` are the retry delays and how often the queue is looked
+    /// at without a new request (tests shorten them).
+    init(client: ServerAPIClient, ledger: Ledger, store: CatalogStore, webhooks: WebhookDispatcher?, owner: String,
+         appleTimeout: Double, schedule: RetrySchedule = .consumption, poll: Duration = .seconds(1), settle: Double = settle,
+         logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
+        worker = OutboxWorker(
+            queue: .consumption, ledger: ledger, owner: owner, schedule: schedule, lease: settle + appleTimeout * 2 + 10,
+            batch: 8, poll: poll, logger: logger, now: now,
+            attempt: { item in
+                guard let request = ConsumptionRequest(payload: item.entry.payload) else { return .refused("unreadable request") }
+                let wait = item.entry.created.addingTimeInterval(settle).timeIntervalSince(now())
+                if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+                let deliveries: [LedgerDelivery]
+                do {
+                    deliveries = try await ledger.deliveries(originalTransactionID: request.originalTransactionId)
+                } catch {
+                    return .failed("ledger: \(error)")
+                }
+                let information = Self.answer(for: request, deliveries: deliveries, snapshot: store.current)
+                switch await client.sendConsumptionInformation(information, transactionID: request.transactionId,
+                                                               environment: AppStoreEnvironment(rawValue: request.environment),
+                                                               now: now()) {
+                case .success: return .sentRecording(information.json)
+                case .failure(.invalid(_, _, let reason)): return .refused(reason)
+                case .failure(let failure): return .failed(failure.description)
+                }
+            },
+            finished: { item, outcome in
+                guard let request = ConsumptionRequest(payload: item.entry.payload),
+                      case .sentRecording = outcome, let answer = LedgerConsumptionAnswer(item)?.sent else { return }
+                logger.info(.consumption, "CONSUMPTION_REQUEST for \(request.transactionId) answered: \(answer.deliveryStatus), "
+                    + "\(answer.consumptionPercentage.map(String.init) ?? "no") milliunits, refund preference \(answer.refundPreference ?? "none")")
+                let pack = store.current?.catalog.products.first { $0.id == request.productId }?.pack
+                await webhooks?.emit(.consumptionSent, orderingKey: request.originalTransactionId, data: WebhookEventData(
+                    originalTransactionId: request.originalTransactionId, transactionId: request.transactionId,
+                    productId: request.productId, pack: pack, deliveryStatus: answer.deliveryStatus,
+                    consumptionPercentage: answer.consumptionPercentage, refundPreference: answer.refundPreference),
+                    once: request.key)
+            })
+    }
+
+    /// Starts answering (the queue left by an earlier run first).
+    func start() { worker.start() }
+
+    /// Stops answering (what is left stays queued).
+    func stop() async { await worker.stop() }
+
+    /// A request was just queued: look at the queue now.
+    func wake() { worker.wake() }
+
+    /// The answer to `request` from the purchase's delivery record: the product's pack in the catalog, the
+    /// version of it that decides (``ConsumptionRules/decisive(_:)``: the most complete the purchase received
+    /// something of, or the live version when it received nothing), its chunks and bytes from the manifest.
+    /// A product without a pack (or one no longer in the catalog) is answered without a percentage.
+    static func answer(for request: ConsumptionRequest, deliveries: [LedgerDelivery], snapshot: DepotSnapshot?) -> ConsumptionInformation {
+        guard let snapshot, let pack = snapshot.catalog.products.first(where: { $0.id == request.productId })?.pack,
+              let entry = snapshot.content.packs[pack] else {
+            return ConsumptionRules.answer(for: nil)
+        }
+        let received = deliveries.filter { $0.pack == pack }
+        var versions: [Int: ConsumptionRules.Delivery] = [:]
+        for (number, version) in entry.versions {
+            let sent = received.filter { $0.version == number }
+            guard !sent.isEmpty || number == entry.current else { continue }
+            let chunks = version.manifest.files.flatMap(\.chunks)
+            versions[number] = ConsumptionRules.Delivery(
+                deliveredChunks: sent.reduce(0) { $0 + $1.chunks.count }, totalChunks: chunks.count,
+                deliveredBytes: sent.reduce(0) { $0 + $1.deliveredBytes }, totalBytes: chunks.reduce(0) { $0 + $1.length })
+        }
+        return ConsumptionRules.answer(for: ConsumptionRules.decisive(versions))
+    }
+
+    /// `/metrics` lines: answers by outcome and the queue length.
+    func metricsText() -> String {
+        let statistics = worker.statistics
+        var out = "# HELP depot_consumption_answers_total Attempts to answer CONSUMPTION_REQUEST notifications, by outcome (sent, failed, abandoned).\n"
+        out += "# TYPE depot_consumption_answers_total counter\n"
+        for outcome in ["sent", "failed", "abandoned"] {
+            out += "depot_consumption_answers_total{outcome=\"\(outcome)\"} \(statistics.outcomes[outcome] ?? 0)\n"
+        }
+        out += "# HELP depot_consumption_queue_length Consumption answers waiting to be sent.\n# TYPE depot_consumption_queue_length gauge\n"
+        out += "depot_consumption_queue_length \(statistics.queueLength)\n"
+        return out
+    }
+}
