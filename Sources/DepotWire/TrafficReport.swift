@@ -71,7 +71,8 @@ public struct TrafficCounts: Sendable, Hashable, Codable {
     /// Product list requests, and those answered `304 Not Modified`.
     public var listRequests: Int64
     public var listNotModified: Int64
-    /// Calls to Apple by outcome (`depot_apple_requests_total`), sorted by outcome.
+    /// Calls to Apple by outcome, sorted by outcome: `verifyReceipt`'s as in `depot_apple_requests_total`, the App
+    /// Store Server API's as `api <outcome>` summed over endpoints (`depot_apple_api_requests_total`).
     public var apple: [Outcome]
 
     public init(requests: Int64 = 0, downloads: Int64 = 0, bytesSent: Int64 = 0, packBytes: Int64 = 0, listRequests: Int64 = 0,

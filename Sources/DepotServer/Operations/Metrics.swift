@@ -136,8 +136,10 @@ public final class Metrics: Sendable {
             counts.bytesSent += Int64(value)
             if route == "pack_file" { counts.packBytes += Int64(value) }
         }
-        let outcomes = apple.withLock { $0.outcomes }
-        counts.apple = outcomes.keys.sorted().map { TrafficCounts.Outcome(outcome: $0, count: Int64(outcomes[$0]!)) }
+        // verifyReceipt outcomes as they are; App Store Server API outcomes summed over endpoints as `api <outcome>`.
+        var outcomes = apple.withLock { $0.outcomes }.mapValues { Int64($0) }
+        for (key, value) in appleAPI.withLock({ $0 }) { outcomes["api " + key.outcome, default: 0] += Int64(value) }
+        counts.apple = outcomes.keys.sorted().map { TrafficCounts.Outcome(outcome: $0, count: outcomes[$0]!) }
         return counts
     }
 

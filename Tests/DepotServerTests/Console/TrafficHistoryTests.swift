@@ -35,6 +35,20 @@ struct TrafficHistoryTests {
         #expect(history.report(disk: report.disk).minutes.count == 1440)
     }
 
+    /// The charts' Apple calls count both ways of asking Apple: `verifyReceipt` and the App Store Server API.
+    @Test func appleCallsCountVerifyReceiptAndTheServerAPI() {
+        let metrics = Metrics(shardCount: 1, openConnections: { 0 })
+        metrics.recordAppleCall(outcome: "status_0", seconds: 0.1)
+        metrics.recordAppleAPICall(endpoint: "transaction_history", outcome: "http_200", seconds: 0.1)
+        metrics.recordAppleAPICall(endpoint: "transaction_info", outcome: "http_200", seconds: 0.1)
+        metrics.recordAppleAPICall(endpoint: "transaction_info", outcome: "timeout", seconds: 0.1)
+        #expect(metrics.trafficTotals().apple == [
+            TrafficCounts.Outcome(outcome: "api http_200", count: 2),
+            TrafficCounts.Outcome(outcome: "api timeout", count: 1),
+            TrafficCounts.Outcome(outcome: "status_0", count: 1),
+        ])
+    }
+
     @Test func theEndpointAgreesWithMetrics() async throws {
         let depot = try await TestDepot.start { $0.adminToken = ConsoleSignInTests.adminToken }
         defer { Task { await depot.stop() } }
