@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// The durable record of validated purchases, account bindings, revocations and processed notifications:
 /// one SQLite file for one instance (`<data>/ledger.sqlite`, spec §2.3), or one PostgreSQL database shared
@@ -29,6 +30,7 @@ public import Foundation
 public final class Ledger: Sendable {
     let storage: any LedgerStorage
     private let index: AccessIndex
+    private let accessEvents = Mutex<AccessEvents?>(nil)
 
     private init(storage: any LedgerStorage, index: AccessIndex) {
         self.storage = storage
@@ -75,16 +77,28 @@ public final class Ledger: Sendable {
     public func record(
         _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
     ) async throws(LedgerError) -> [String: BindingDecision] {
-        try await storage.record(purchases, account: account, policy: policy, now: now)
+        try await storage.record(purchases, account: account, policy: policy, now: now, events: accessEvents.withLock { $0 })
+    }
+
+    /// From now on, every access change this ledger object writes — a purchase granted, a transaction revoked,
+    /// a revocation lifted, by whatever path — is turned by `events` into an outbox entry queued in the same
+    /// transaction (the webhooks `purchase.granted`, `purchase.revoked`, `purchase.restored`). Changes written
+    /// by another instance are that instance's to announce.
+    public func raiseAccessEvents(_ events: @escaping AccessEvents) {
+        accessEvents.withLock { $0 = events }
     }
 
     /// Applies an App Store Server Notification idempotently, in one transaction: revokes `revoke`, restores
     /// the transactions in `restore` (`REFUND_REVERSED`), and remembers `notificationID`. Returns `false`,
-    /// changing nothing, when `notificationID` was processed before (by any instance).
+    /// changing nothing, when `notificationID` was processed before (by any instance). A support decision goes
+    /// the same way with its own ID (e.g. `admin:revoke:<original>:<time>`), `by: "admin"` (kept as
+    /// `revocations.restored_by` for a restore; a support revocation's `reason` is `admin`), so it is enforced
+    /// everywhere like a refund and raises the same events.
     public func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String = "apple", now: Date
     ) async throws(LedgerError) -> Bool {
-        try await storage.apply(notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
+        try await storage.apply(notificationID: notificationID, type: type, revoke: revoke, restore: restore, by: by, now: now,
+                                events: accessEvents.withLock { $0 })
     }
 
     /// Claims the notification catch-up window of `environment` for `owner` for `lease` seconds (spec

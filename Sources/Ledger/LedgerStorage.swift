@@ -12,14 +12,16 @@ protocol LedgerStorage: Sendable {
     /// Which backend this is.
     var backend: LedgerBackend { get }
 
-    /// See `Ledger.record(_:account:policy:now:)`.
+    /// See `Ledger.record(_:account:policy:now:)`; `events` queues `granted` changes in the same transaction.
     func record(
-        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date, events: AccessEvents?
     ) async throws(LedgerError) -> [String: BindingDecision]
 
-    /// See `Ledger.apply(notificationID:type:revoke:restore:now:)`.
+    /// See `Ledger.apply(notificationID:type:revoke:restore:by:now:)`; `events` queues `revoked` and `restored`
+    /// changes in the same transaction.
     func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String, now: Date,
+        events: AccessEvents?
     ) async throws(LedgerError) -> Bool
 
     /// See `Ledger.purchases(originalTransactionID:)`.

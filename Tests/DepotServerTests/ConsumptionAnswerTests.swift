@@ -96,6 +96,10 @@ import Testing
         // Apple delivers the same notification again: acknowledged, nothing queued, nothing sent.
         let ledger = try #require(fixture.depot.app.ledger)
         #expect(try await fixture.notify(signedPayload: payload).status == 200)
+        // The store records the call before it answers: the ledger marks it sent just after.
+        _ = await Self.poll(timeout: 60) {
+            (try? await ledger.consumptionAnswers(originalTransactionID: transaction).first?.state) == .sent
+        }
         let recorded = try await ledger.consumptionAnswers(originalTransactionID: transaction)
         #expect(recorded.count == 1)
         #expect(recorded.first?.state == .sent)
@@ -135,6 +139,9 @@ import Testing
         // Three refusals, then the accepted call (the client retries once per attempt).
         #expect(fixture.apple.serverAPI.calls(.consumption) == 4)
         let ledger = try #require(fixture.depot.app.ledger)
+        _ = await Self.poll(timeout: 60) {
+            (try? await ledger.consumptionAnswers(originalTransactionID: transaction).first?.state) == .sent
+        }
         let recorded = try await ledger.consumptionAnswers(originalTransactionID: transaction)
         #expect(recorded.map(\.state) == [.sent])
         #expect(recorded.first?.attempts == 2)

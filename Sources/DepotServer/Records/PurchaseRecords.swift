@@ -1,6 +1,7 @@
 import AppStore
 import Server
 import ArgumentParsing
+import DepotCore
 import DepotWire
 import Foundation
 import Ledger
@@ -30,6 +31,13 @@ final class PurchaseRecords: Sendable {
             }
         }
         self.webhooks = webhooks
+        if let webhooks {
+            // Every access change this instance writes, by whatever path, queues its event in the same transaction.
+            ledger.raiseAccessEvents { [store] change in
+                let pack = change.productID.flatMap { product in store.current?.catalog.products.first { $0.id == product }?.pack }
+                return webhooks.accessEntry(change, pack: pack)
+            }
+        }
         consumption = configuration.consumptionInfo.isOn ? serverAPI.map {
             ConsumptionAnswers(client: $0, ledger: ledger, store: store, webhooks: webhooks, owner: owner,
                                appleTimeout: configuration.appleTimeout, schedule: consumptionSchedule, logger: logger)

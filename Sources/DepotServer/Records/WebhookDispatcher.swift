@@ -60,16 +60,7 @@ final class WebhookDispatcher: Sendable {
     /// time (by any instance), and its `id` derives from it.
     @discardableResult
     func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData, once: String? = nil) async -> WebhookEvent? {
-        let created = now()
-        let id = once.map { "evt_" + Hex.encode(SHA256.hash(Array("\(type.rawValue):\($0)".utf8)).prefix(16)) }
-            ?? "evt_" + Hex.encode(SecureRandom.bytes(16))
-        let event = WebhookEvent(id: id, type: type.rawValue,
-                                 created: Timestamp.rfc3339(Int64(created.timeIntervalSince1970)), data: data)
-        guard let body = try? WireJSON.encode(event) else { return nil }
-        // The body as sent: one line, without the encoder's final newline.
-        let payload = String(decoding: body.dropLast(), as: UTF8.self)
-        let entry = OutboxEntry(queue: .webhook, key: event.id, orderingKey: orderingKey, payload: payload, created: created,
-                                deadline: created.addingTimeInterval(Self.lifetime))
+        guard let (event, entry) = entry(type, orderingKey: orderingKey, data: data, once: once) else { return nil }
         do {
             try await ledger.enqueue([entry])
         } catch {
@@ -78,6 +69,44 @@ final class WebhookDispatcher: Sendable {
         }
         worker.wake()
         return event
+    }
+
+    /// The event and the outbox entry that queues it (see `emit`), without queueing it.
+    func entry(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData, once: String?) -> (WebhookEvent, OutboxEntry)? {
+        let created = now()
+        let id = once.map { "evt_" + Hex.encode(SHA256.hash(Array("\(type.rawValue):\($0)".utf8)).prefix(16)) }
+            ?? "evt_" + Hex.encode(SecureRandom.bytes(16))
+        let event = WebhookEvent(id: id, type: type.rawValue,
+                                 created: Timestamp.rfc3339(Int64(created.timeIntervalSince1970)), data: data)
+        guard let body = try? WireJSON.encode(event) else { return nil }
+        // The body as sent: one line, without the encoder's final newline.
+        let payload = String(decoding: body.dropLast(), as: UTF8.self)
+        return (event, OutboxEntry(queue: .webhook, key: event.id, orderingKey: orderingKey, payload: payload, created: created,
+                                   deadline: created.addingTimeInterval(Self.lifetime)))
+    }
+
+    /// The outbox entry announcing an access change the ledger is writing (`purchase.granted` once per purchase
+    /// and account, `purchase.revoked` once per revocation, `purchase.restored` once per cause), and a nudge
+    /// to the worker (the entry is there once that write commits; the worker also looks every `poll`).
+    func accessEntry(_ change: AccessChange, pack: String?) -> OutboxEntry? {
+        let type: WebhookEventType
+        let once: String
+        switch change.kind {
+        case .granted:
+            type = .purchaseGranted
+            once = "\(change.originalTransactionID):\(change.account ?? "-")"
+        case .revoked:
+            type = .purchaseRevoked
+            once = "\(change.transactionID):\(Int64((change.at.timeIntervalSince1970 * 1000).rounded(.down)))"
+        case .restored:
+            type = .purchaseRestored
+            once = "\(change.transactionID):\(change.cause)"
+        }
+        let data = WebhookEventData(
+            originalTransactionId: change.originalTransactionID, transactionId: change.transactionID, productId: change.productID,
+            pack: pack, account: change.account, by: change.kind == .granted ? nil : change.by, reason: change.reason)
+        defer { worker.wake() }
+        return entry(type, orderingKey: change.originalTransactionID, data: data, once: once)?.1
     }
 
     /// The `Depot-Signature` value of `body` at `timestamp`.

@@ -63,7 +63,7 @@ final class PostgresLedgerStorage: LedgerStorage {
     }
 
     func record(
-        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date, events: AccessEvents?
     ) async throws(LedgerError) -> [String: BindingDecision] {
         let refusing = refusesWrites
         let known = refusing ? nil : try await pool.run(nil, failure: { .readFailed(message: $0) }) { connection throws(PostgresError) in
@@ -74,7 +74,7 @@ final class PostgresLedgerStorage: LedgerStorage {
             return known
         }
         let (decisions, changed) = try await pool.run(.readCommitted, readOnly: refusing, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
-            try PostgresLedgerStore(connection: connection).record(purchases, account: account, policy: policy, now: now)
+            try PostgresLedgerStore(connection: connection).record(purchases, account: account, policy: policy, now: now, events: events)
         }
         // A refusal under `first` means another instance's binding is in the database: show it here too.
         if !changed.isEmpty || decisions.values.contains(.boundToOtherAccount) { await feed.catchUp() }
@@ -82,11 +82,12 @@ final class PostgresLedgerStorage: LedgerStorage {
     }
 
     func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String, now: Date,
+        events: AccessEvents?
     ) async throws(LedgerError) -> Bool {
         let changed = try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
             try PostgresLedgerStore(connection: connection).apply(
-                notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
+                notificationID: notificationID, type: type, revoke: revoke, restore: restore, by: by, now: now, events: events)
         }
         guard let changed else { return false }
         if !changed.isEmpty { await feed.catchUp() }

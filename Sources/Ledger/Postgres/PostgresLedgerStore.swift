@@ -73,7 +73,7 @@ struct PostgresLedgerStore {
     /// Upserts `purchases`, binds their originals to `account` per `policy`; returns the decisions and the
     /// originals whose access state may have changed.
     func record(
-        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date, events: AccessEvents? = nil
     ) throws(PostgresError) -> (decisions: [String: BindingDecision], changed: Set<String>) {
         let nowMS = LedgerTime.milliseconds(now)
         var originals: [String] = []
@@ -101,7 +101,13 @@ struct PostgresLedgerStore {
             SELECT DISTINCT original_transaction_id FROM revocations
             WHERE restored_at_ms IS NULL AND original_transaction_id = ANY($1::text[])
             """, [.textArray(originals)])
-        changed.formUnion(revoked.rows.compactMap { $0[0] })
+        let inForce = Set(revoked.rows.compactMap { $0[0] })
+        changed.formUnion(inForce)
+        if let events {
+            let entries = AccessChange.grants(purchases, decisions: decisions, account: account, now: now,
+                                              revoked: { inForce.contains($0) }).compactMap(events)
+            try PostgresOutbox(connection: connection).insert(entries)
+        }
         try markChanged(changed)
         return (decisions, changed)
     }
@@ -109,7 +115,8 @@ struct PostgresLedgerStore {
     /// Applies a notification once: `nil` when `notificationID` was processed before (nothing changed),
     /// otherwise the originals whose access state changed.
     func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String = "apple", now: Date,
+        events: AccessEvents? = nil
     ) throws(PostgresError) -> Set<String>? {
         let nowMS = LedgerTime.milliseconds(now)
         // Two instances inserting the same ID at once: the second waits for the first to commit, then finds it.
@@ -136,17 +143,35 @@ struct PostgresLedgerStore {
             try connection.query(
                 "UPDATE transactions SET revocation_date_ms = $1, updated_ms = $2 WHERE transaction_id = $3",
                 [.integer(revokedMS), .integer(nowMS), .text(revocation.transactionID)])
+            if let events, let entry = events(AccessChange(
+                kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
+                productID: try productID(of: revocation.transactionID), account: nil, by: by, reason: revocation.reason,
+                cause: notificationID, at: revocation.revokedAt)) {
+                try PostgresOutbox(connection: connection).insert([entry])
+            }
         }
         for transactionID in restore {
-            try connection.query(
-                "UPDATE revocations SET restored_at_ms = $1 WHERE transaction_id = $2 AND restored_at_ms IS NULL",
-                [.integer(nowMS), .text(transactionID)])
+            let lifted = try connection.query(
+                """
+                UPDATE revocations SET restored_at_ms = $1, restored_by = $3 WHERE transaction_id = $2 AND restored_at_ms IS NULL
+                RETURNING original_transaction_id
+                """, [.integer(nowMS), .text(transactionID), .text(by)])
+            if let events, let original = lifted.rows.first?[0], let entry = events(AccessChange(
+                kind: .restored, originalTransactionID: original, transactionID: transactionID,
+                productID: try productID(of: transactionID), account: nil, by: by, reason: type, cause: notificationID, at: now)) {
+                try PostgresOutbox(connection: connection).insert([entry])
+            }
             try connection.query(
                 "UPDATE transactions SET revocation_date_ms = NULL, updated_ms = $1 WHERE transaction_id = $2",
                 [.integer(nowMS), .text(transactionID)])
         }
         try markChanged(originals)
         return originals
+    }
+
+    /// The product of a recorded transaction (nil when it was never recorded).
+    private func productID(of transactionID: String) throws(PostgresError) -> String? {
+        try connection.query("SELECT product_id FROM transactions WHERE transaction_id = $1", [.text(transactionID)]).scalar
     }
 
     /// The download-token key: the stored one, or `generate()`'s if none is stored yet. Statements in

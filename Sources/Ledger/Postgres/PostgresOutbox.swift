@@ -12,6 +12,11 @@ struct PostgresOutbox {
         outcome
         """
 
+    /// Queues entries inside the caller's transaction (see `enqueue`).
+    func insert(_ entries: [OutboxEntry]) throws(PostgresError) {
+        _ = try enqueue(entries)
+    }
+
     /// See `SQLiteOutbox.enqueue`.
     func enqueue(_ entries: [OutboxEntry]) throws(PostgresError) -> Int {
         guard !entries.isEmpty else { return 0 }

@@ -68,12 +68,12 @@ final class SQLiteLedgerStorage: LedgerStorage {
     }
 
     func record(
-        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date, events: AccessEvents?
     ) async throws(LedgerError) -> [String: BindingDecision] {
         let (database, index) = (database, index)
         return try await Self.perform(on: queue) { () throws(LedgerError) in
             let result = try Self.writing(database) { () throws(SQLiteError) in
-                try SQLiteLedgerStore(database: database).record(purchases, account: account, policy: policy, now: now)
+                try SQLiteLedgerStore(database: database).record(purchases, account: account, policy: policy, now: now, events: events)
             }
             index.update(result.entries)
             return result.decisions
@@ -81,13 +81,14 @@ final class SQLiteLedgerStorage: LedgerStorage {
     }
 
     func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String, now: Date,
+        events: AccessEvents?
     ) async throws(LedgerError) -> Bool {
         let (database, index) = (database, index)
         return try await Self.perform(on: queue) { () throws(LedgerError) in
             let entries = try Self.writing(database) { () throws(SQLiteError) in
                 try SQLiteLedgerStore(database: database).apply(
-                    notificationID: notificationID, type: type, revoke: revoke, restore: restore, now: now)
+                    notificationID: notificationID, type: type, revoke: revoke, restore: restore, by: by, now: now, events: events)
             }
             guard let entries else { return false }
             index.update(entries)

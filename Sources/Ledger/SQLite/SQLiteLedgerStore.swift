@@ -12,7 +12,7 @@ struct SQLiteLedgerStore {
     /// Upserts `purchases`, binds their original transactions to `account` per `policy`, and returns the
     /// decisions and the new access entries of the originals touched.
     func record(
-        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date
+        _ purchases: [LedgerPurchase], account: String?, policy: AccountPolicy, now: Date, events: AccessEvents? = nil
     ) throws(SQLiteError) -> (decisions: [String: BindingDecision], entries: [String: AccessEntry]) {
         let nowMS = LedgerTime.milliseconds(now)
         return try database.transaction { () throws(SQLiteError) in
@@ -29,13 +29,22 @@ struct SQLiteLedgerStore {
                     decisions[original] = .granted
                 }
             }
-            return (decisions, try accessEntries(for: originals))
+            let entries = try accessEntries(for: originals)
+            if let events {
+                let outbox = SQLiteOutbox(database: database)
+                for change in AccessChange.grants(purchases, decisions: decisions, account: account, now: now,
+                                                  revoked: { entries[$0]?.revoked == true }) {
+                    if let entry = events(change) { try outbox.insert(entry) }
+                }
+            }
+            return (decisions, entries)
         }
     }
 
     /// Applies a notification once; `nil` when `notificationID` was processed before (nothing changed).
     func apply(
-        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date
+        notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String = "apple", now: Date,
+        events: AccessEvents? = nil
     ) throws(SQLiteError) -> [String: AccessEntry]? {
         let nowMS = LedgerTime.milliseconds(now)
         return try database.transaction { () throws(SQLiteError) -> [String: AccessEntry]? in
@@ -58,20 +67,36 @@ struct SQLiteLedgerStore {
                     "UPDATE transactions SET revocation_date_ms = ?, updated_ms = ? WHERE transaction_id = ?",
                     [.integer(LedgerTime.milliseconds(revocation.revokedAt)), .integer(nowMS), .text(revocation.transactionID)])
                 originals.append(revocation.originalTransactionID)
+                if let events, let entry = events(AccessChange(
+                    kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
+                    productID: try productID(of: revocation.transactionID), account: nil, by: by, reason: revocation.reason,
+                    cause: notificationID, at: revocation.revokedAt)) {
+                    try SQLiteOutbox(database: database).insert(entry)
+                }
             }
             for transactionID in restore {
                 let rows = try database.query(
                     "SELECT original_transaction_id FROM revocations WHERE transaction_id = ?", [.text(transactionID)])
                 originals += rows.compactMap { $0[0].text }
-                try database.run(
-                    "UPDATE revocations SET restored_at_ms = ? WHERE transaction_id = ? AND restored_at_ms IS NULL",
-                    [.integer(nowMS), .text(transactionID)])
+                let lifted = try database.run(
+                    "UPDATE revocations SET restored_at_ms = ?, restored_by = ? WHERE transaction_id = ? AND restored_at_ms IS NULL",
+                    [.integer(nowMS), .text(by), .text(transactionID)])
+                if lifted > 0, let events, let original = rows.first?[0].text, let entry = events(AccessChange(
+                    kind: .restored, originalTransactionID: original, transactionID: transactionID,
+                    productID: try productID(of: transactionID), account: nil, by: by, reason: type, cause: notificationID, at: now)) {
+                    try SQLiteOutbox(database: database).insert(entry)
+                }
                 try database.run(
                     "UPDATE transactions SET revocation_date_ms = NULL, updated_ms = ? WHERE transaction_id = ?",
                     [.integer(nowMS), .text(transactionID)])
             }
             return try accessEntries(for: originals)
         }
+    }
+
+    /// The product of a recorded transaction (nil when it was never recorded).
+    private func productID(of transactionID: String) throws(SQLiteError) -> String? {
+        try database.query("SELECT product_id FROM transactions WHERE transaction_id = ?", [.text(transactionID)]).first?[0].text
     }
 
     private func upsert(_ purchase: LedgerPurchase, nowMS: Int64) throws(SQLiteError) {

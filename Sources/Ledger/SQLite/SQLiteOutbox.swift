@@ -17,18 +17,22 @@ struct SQLiteOutbox {
     func enqueue(_ entries: [OutboxEntry]) throws(SQLiteError) -> Int {
         try database.transaction { () throws(SQLiteError) -> Int in
             var added = 0
-            for entry in entries {
-                added += try database.run(
-                    """
-                    INSERT INTO outbox (queue, key, ordering_key, payload, created_ms, deadline_ms, next_attempt_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING
-                    """,
-                    [.text(entry.queue.rawValue), .text(entry.key), .text(entry.orderingKey), .text(entry.payload),
-                     .integer(LedgerTime.milliseconds(entry.created)), .integer(LedgerTime.milliseconds(entry.deadline)),
-                     .integer(LedgerTime.milliseconds(entry.created))])
-            }
+            for entry in entries { added += try insert(entry) }
             return added
         }
+    }
+
+    /// Queues one entry inside the caller's transaction (nothing when its key is there); 1 when it was added.
+    @discardableResult
+    func insert(_ entry: OutboxEntry) throws(SQLiteError) -> Int {
+        try database.run(
+            """
+            INSERT INTO outbox (queue, key, ordering_key, payload, created_ms, deadline_ms, next_attempt_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING
+            """,
+            [.text(entry.queue.rawValue), .text(entry.key), .text(entry.orderingKey), .text(entry.payload),
+             .integer(LedgerTime.milliseconds(entry.created)), .integer(LedgerTime.milliseconds(entry.deadline)),
+             .integer(LedgerTime.milliseconds(entry.created))])
     }
 
     /// Claims up to `limit` due items of `queue` that are first in line for their ordering key, for `owner`
