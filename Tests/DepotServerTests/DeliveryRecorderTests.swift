@@ -2,7 +2,7 @@ import DepotTestSupport
 import DepotWire
 import Dispatch
 import Foundation
-import Ledger
+@testable import Ledger
 import Synchronization
 import Testing
 @testable import DepotServer
@@ -45,6 +45,27 @@ import Testing
         #expect(p2.first?.chunks.isEmpty == true)
         #expect(p2.first?.sent.ranges == [0..<5])
         #expect(progress.withLock { $0 } == [DeliveryProgress(originalTransactionID: "p1", pack: "level2", version: 1, newChunks: 3)])
+        await ledger.close()
+        withExtendedLifetime(directory) {}
+    }
+
+    /// While the ledger refuses writes, what waits is kept merged: 500 adjacent answers are one range, not 500
+    /// pieces (downloads go on while the ledger is away); it is written once the ledger takes writes again.
+    @Test func aFailedWriteKeepsTheMergedRangesNotEveryPiece() async throws {
+        let directory = TemporaryDirectory("delivery-recorder-failing")
+        let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
+        let recorder = DeliveryRecorder(loops: 1, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                        manifest: { pack, version in pack == "level2" && version == 1 ? Self.manifest : nil },
+                                        onProgress: { _ in })
+        try await ledger.setQueryOnly(true)
+        for offset in Int64(0)..<200 { recorder.record(loop: 0, Self.piece("p1", "a.bin", offset..<(offset + 1))) }
+        await recorder.stop()
+        #expect(recorder.writeCount == 0)
+        #expect(recorder.pendingPieceCount == 1)
+        try await ledger.setQueryOnly(false)
+        await recorder.writePending()
+        #expect(recorder.writeCount == 1 && recorder.pendingPieceCount == 0)
+        #expect(try await ledger.deliveries(originalTransactionID: "p1").first?.sent.ranges == [0..<200])
         await ledger.close()
         withExtendedLifetime(directory) {}
     }

@@ -88,7 +88,7 @@ struct NotificationReceiver: Sendable {
             notificationUUID: notification.notificationUUID, transactionId: transaction.transactionId,
             originalTransactionId: transaction.originalTransactionId, productId: transaction.productId,
             environment: transaction.environment.rawValue,
-            signedDate: Int64((notification.signedDate.timeIntervalSince1970 * 1000).rounded(.down)))
+            signedDate: Self.milliseconds(notification.signedDate))
         do {
             if try await ledger.queueConsumptionAnswer(request, now: now()) {
                 logger.info(.consumption, "CONSUMPTION_REQUEST for \(transaction.transactionId) queued for an answer")

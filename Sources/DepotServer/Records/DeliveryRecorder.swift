@@ -97,6 +97,9 @@ final class DeliveryRecorder: Sendable {
         await writePending()
     }
 
+    /// Pieces waiting for the next write (tests).
+    var pendingPieceCount: Int { handedOver.withLock { $0.count } }
+
     /// Ledger writes made so far (tests).
     var writeCount: Int { writes.load(ordering: .relaxed) }
 
@@ -115,7 +118,13 @@ final class DeliveryRecorder: Sendable {
             if !progress.isEmpty { await progressHandler(progress) }
         } catch {
             logger.warning(.deliveryRecord, "delivery record: cannot write \(spans.count) file record(s), keeping them for the next round: \(error)")
-            handedOver.withLock { $0 = pieces + $0 }
+            // Kept merged (at most ByteCoverage.maximumRanges ranges a purchase's file), not as the raw pieces:
+            // while the ledger is away downloads go on, and each answer would otherwise add a piece.
+            let kept = spans.flatMap { span in
+                span.sent.ranges.map { Piece(originalTransactionID: span.originalTransactionID, pack: span.pack,
+                                             version: span.version, path: span.path, range: $0) }
+            }
+            handedOver.withLock { $0 = kept + $0 }
         }
     }
 
