@@ -127,27 +127,32 @@ struct PublishInvariantTests {
     /// its partial file would block the version); it is refused, and succeeds once the upload is done.
     @Test func aPublishWaitsForNoUploadAndIsRefusedDuringOne() async throws {
         let token = PublishSpaceAndAdminTests.adminToken
-        let depot = try await TestDepot.start { $0.adminToken = token }
+        // No minimum body rate: the half-sent upload must stay in flight however long the shared worker pool of a
+        // whole test process takes to start its sink (more than the rate's 10 s window has been seen, which cut it).
+        let depot = try await TestDepot.start {
+            $0.adminToken = token
+            $0.bodyMinimumRate = 0
+        }
         defer { Task { await depot.stop() } }
         let auth = "Authorization: Bearer \(token)\r\n"
         let first = try depot.connect()
         first.send("PUT /admin/v1/packs/level9/1/files/a.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 3\r\n\r\nabc")
         // Publishing and uploads run on the worker pool at a lower priority: a saturated machine takes seconds.
-        #expect(try first.readResponse(timeout: 30).status == 201)
+        #expect(try first.readResponse(timeout: 120).status == 201)
         // Half of b.bin: the upload is in flight once its partial file exists.
         let slow = try depot.connect()
         slow.send("PUT /admin/v1/packs/level9/1/files/b.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 6\r\n\r\nabc")
         let uploads = depot.contentDirectory + "/.staging/uploads/level9/1"
-        #expect(try await eventually(within: 30) {
+        #expect(try await eventually(within: 120) {
             ((try? FileManager.default.contentsOfDirectory(atPath: uploads)) ?? []).contains { $0.hasPrefix(".partial-") }
         })
         let body = "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}"
         let publish = "POST /admin/v1/packs/level9/1/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        let refused = try depot.request(publish, timeout: 30)
+        let refused = try depot.request(publish, timeout: 120)
         #expect(refused.status == 409 && refused.text.contains("in progress"), "\(refused.text)")
         slow.send("def")
-        #expect(try slow.readResponse(timeout: 30).status == 201)
-        let published = try depot.request(publish, timeout: 30)
+        #expect(try slow.readResponse(timeout: 120).status == 201)
+        let published = try depot.request(publish, timeout: 120)
         #expect(published.status == 201, "\(published.text)")
         let manifest = try PackManifest.decode(try #require(depot.tree.read("content/level9/1/manifest.json")), file: "manifest")
         #expect(manifest.files.map(\.path) == ["a.bin", "b.bin"])
