@@ -27,6 +27,14 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.purchases(originalTransactionID:)`.
     func purchases(originalTransactionID: String) async throws(LedgerError) -> [LedgerPurchase]
 
+    /// The rows of the purchase `transactionID` belongs to (see `Ledger.purchase(transactionID:)`); `nil`
+    /// when no transaction has that ID or original transaction ID.
+    func purchaseRows(transactionID: String) async throws(LedgerError) -> PurchaseRows?
+
+    /// The rows of up to `limit` purchases bound to `account` after `after`, newest first (see
+    /// `Ledger.purchases(account:after:limit:)`).
+    func purchaseRows(account: String, after: PurchaseCursor?, limit: Int) async throws(LedgerError) -> PurchaseRows
+
     /// See `Ledger.claimNotificationSync(environment:owner:now:lease:)`.
     func claimNotificationSync(environment: String, owner: String, now: Date, lease: Double) async throws(LedgerError) -> NotificationSyncClaim
 

@@ -100,6 +100,18 @@ final class PostgresLedgerStorage: LedgerStorage {
         }
     }
 
+    func purchaseRows(transactionID: String) async throws(LedgerError) -> PurchaseRows? {
+        try await pool.run(.repeatableRead, readOnly: true, failure: { .readFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresPurchaseRecords(connection: connection).rows(transactionID: transactionID)
+        }
+    }
+
+    func purchaseRows(account: String, after: PurchaseCursor?, limit: Int) async throws(LedgerError) -> PurchaseRows {
+        try await pool.run(.repeatableRead, readOnly: true, failure: { .readFailed(message: $0) }) { connection throws(PostgresError) in
+            try PostgresPurchaseRecords(connection: connection).rows(account: account, after: after, limit: limit)
+        }
+    }
+
     func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8] {
         try await pool.run(.readCommitted, readOnly: refusesWrites, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
             try PostgresLedgerStore(connection: connection).tokenKey(generate: generate)

@@ -105,6 +105,22 @@ final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
+    func purchaseRows(transactionID: String) async throws(LedgerError) -> PurchaseRows? {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.reading(database) { () throws(SQLiteError) in try SQLitePurchaseRecords(database: database).rows(transactionID: transactionID) }
+        }
+    }
+
+    func purchaseRows(account: String, after: PurchaseCursor?, limit: Int) async throws(LedgerError) -> PurchaseRows {
+        let database = database
+        return try await Self.perform(on: queue) { () throws(LedgerError) in
+            try Self.reading(database) { () throws(SQLiteError) in
+                try SQLitePurchaseRecords(database: database).rows(account: account, after: after, limit: limit)
+            }
+        }
+    }
+
     func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8] {
         let database = database
         return try await Self.perform(on: queue) { () throws(LedgerError) in
