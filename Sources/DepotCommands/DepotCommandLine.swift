@@ -19,6 +19,7 @@ package enum DepotCommandLine {
         .group("edge-config", summary: "Print the configuration of an edge in front of the instances.", [
             .command(EdgeConfigNginxCommand.self),
         ]),
+        .group("purchases", summary: "What the ledger knows of purchases (the support view).", [.command(PurchasesShowCommand.self)]),
         .group("notifications", summary: "Catch up on App Store Server Notifications, or ask Apple for a test one.", [
             .command(NotificationSyncCommand.self), .command(NotificationTestCommand.self),
         ]),

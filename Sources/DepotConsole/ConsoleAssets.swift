@@ -32,6 +32,7 @@ package enum ConsoleAssets {
         script("products.js", PackageResources.products_js),
         script("packs.js", PackageResources.packs_js),
         script("upload.js", PackageResources.upload_js),
+        script("purchases.js", PackageResources.purchases_js),
         script("traffic.js", PackageResources.traffic_js),
         script("charts.js", PackageResources.charts_js),
         ConsoleAsset(name: "console.css", contentType: "text/css; charset=utf-8", bytes: PackageResources.console_css),

@@ -131,6 +131,7 @@ public final class DepotApp: Sendable {
         if let admin, let adminToken = configuration.adminToken {
             routes.console = ConsoleRoutes(admin: admin, sessions: ConsoleSessions(adminToken: adminToken), limiter: SignInLimiter())
             routes.traffic = TrafficRoutes(history: traffic, paths: paths, space: volumeSpace, reserve: { admin.publisher.reserveBytes() })
+            routes.support = PurchaseSupport(ledger: ledger, store: store, logger: logger)
         }
         let table = try routes.table()
         let identifier = RequestIdentifier(trustedProxies: configuration.trustedProxies, loops: loops)

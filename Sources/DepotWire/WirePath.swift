@@ -45,6 +45,13 @@ public enum WirePath {
     public static let adminCheck = PathTemplate("/admin/v1/check")
     /// `GET /admin/v1/traffic`: per-minute traffic for the console's charts.
     public static let adminTraffic = PathTemplate("/admin/v1/traffic")
+    /// `GET /admin/v1/purchases?transaction=ID` or `?account=A`: what the ledger knows of purchases (spec
+    /// app-store-server-api §8).
+    public static let adminPurchases = PathTemplate("/admin/v1/purchases")
+    /// `POST /admin/v1/purchases/{originalTransactionId}/revoke`: a support revocation.
+    public static let adminPurchaseRevoke = PathTemplate("/admin/v1/purchases/{original}/revoke")
+    /// `POST /admin/v1/purchases/{originalTransactionId}/restore`: a support restore.
+    public static let adminPurchaseRestore = PathTemplate("/admin/v1/purchases/{original}/restore")
     /// `GET /admin`: `308` to the console's page.
     public static let consoleRoot = PathTemplate("/admin")
     /// `GET /admin/`: the publisher console's page.
@@ -72,7 +79,8 @@ public enum WirePath {
     public static let all: [PathTemplate] = [
         productsV1, productsV2, receipts, notifications, packManifest, versionManifest, packFile, packsArea,
         adminPackFile, adminPublish, adminRollback, adminPromote, adminUpload, adminPacks, adminProducts, adminProduct, adminRetire,
-        adminUnretire, adminPrune, adminCheck, adminTraffic, consoleRoot, consolePage, consoleAsset, consoleSession, adminArea, health, metrics,
+        adminUnretire, adminPrune, adminCheck, adminTraffic, adminPurchases, adminPurchaseRevoke,
+        adminPurchaseRestore, consoleRoot, consolePage, consoleAsset, consoleSession, adminArea, health, metrics,
         edgeAuthorize, edgeOrigin,
     ]
 
@@ -109,6 +117,16 @@ public enum WirePath {
     /// `/admin/v1/packs/{pack}/{version}/upload`.
     public static func adminUpload(pack: String, version: Int) -> String {
         adminUpload.path(["pack": pack, "version": String(version)])
+    }
+
+    /// `/admin/v1/purchases/{original}/revoke`.
+    public static func adminPurchaseRevoke(original: String) -> String {
+        adminPurchaseRevoke.path(["original": original])
+    }
+
+    /// `/admin/v1/purchases/{original}/restore`.
+    public static func adminPurchaseRestore(original: String) -> String {
+        adminPurchaseRestore.path(["original": original])
     }
 
     /// `/admin/v1/products/{id}/retire`.

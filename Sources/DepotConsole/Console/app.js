@@ -4,8 +4,9 @@ import { say } from './dom.js';
 import * as products from './products.js';
 import * as packs from './packs.js';
 import * as traffic from './traffic.js';
+import * as purchases from './purchases.js';
 
-const sections = { products, packs, traffic };
+const sections = { products, packs, purchases, traffic };
 let current = null;
 
 function showOnly(id) {

@@ -139,11 +139,8 @@ struct NotificationReceiver: Sendable {
         }
         let restore = effect.restorations
         do {
-            let applied = try await ledger.apply(notificationID: id, type: type, revoke: revoke, restore: restore, now: now())
-            if applied, effect != .recordOnly {
-                logger.info(.notification, "notification \(type): revoked \(revoke.count), restored \(restore.count)")
-            }
-            return applied
+            return try await AccessChanges(ledger: ledger).apply(id: id, type: type, revoke: revoke, restore: restore, now: now(),
+                                                                 origin: .notification, logger: logger)
         } catch {
             logger.error(.ledgerFailed, "ledger write failed for a notification: \(error)")
             throw .ledgerUnavailable

@@ -1,5 +1,6 @@
 import DepotWire
 import HTTP
+import Ledger
 import Server
 
 /// Every route of Depot, each declared once: methods, path template (``WirePath``), label, handler. The
@@ -19,6 +20,8 @@ struct DepotRoutes {
     /// The publisher console and the traffic report; present exactly when `admin` is.
     var console: ConsoleRoutes? = nil
     var traffic: TrafficRoutes? = nil
+    /// The support view of purchases; present exactly when `admin` is.
+    var support: PurchaseSupport? = nil
 
     /// The validated table of every route (one port serves everything, or the ops listener takes its subset).
     func table() throws(RouteTableBuilder.Problem) -> RouteTable {
@@ -27,7 +30,7 @@ struct DepotRoutes {
         Self.declare(packs, in: &table)
         Self.declare(purchases, in: &table)
         Self.declare(operations, in: &table)
-        Self.declare(admin: admin, console: console, traffic: traffic, in: &table)
+        Self.declare(admin: admin, console: console, traffic: traffic, support: support, in: &table)
         Self.declare(edge, in: &table)
         return try table.build()
     }
@@ -40,7 +43,7 @@ struct DepotRoutes {
         Self.declare(packs, in: &table)
         Self.declare(purchases, in: &table)
         table.add([.get], WirePath.health, .healthz) { [operations] _ in .reply(operations.health(detailed: false)) }
-        Self.declare(admin: nil, console: nil, traffic: nil, in: &table)
+        Self.declare(admin: nil, console: nil, traffic: nil, support: nil, in: &table)
         return try table.build()
     }
 
@@ -79,8 +82,9 @@ struct DepotRoutes {
 
     /// The admin API (spec §4.7) behind its token or the console's session, and the console itself; or an
     /// `/admin/` that is `404` throughout.
-    static func declare(admin: AdminService?, console: ConsoleRoutes?, traffic: TrafficRoutes?, in table: inout RouteTableBuilder) {
-        guard let admin, let console, let traffic else {
+    static func declare(admin: AdminService?, console: ConsoleRoutes?, traffic: TrafficRoutes?, support: PurchaseSupport?,
+                        in table: inout RouteTableBuilder) {
+        guard let admin, let console, let traffic, let support else {
             table.area(WirePath.adminArea, .admin)
             return
         }
@@ -106,5 +110,8 @@ struct DepotRoutes {
         table.add([.post], WirePath.adminUnretire, .adminUnretire) { admin.setStatus($0, retired: false) }
         table.add([.post], WirePath.adminPrune, .adminPrune) { admin.prune($0) }
         table.add([.get], WirePath.adminCheck, .adminCheck) { admin.check($0) }
+        table.add([.get], WirePath.adminPurchases, .adminPurchases) { try support.lookup($0) }
+        table.add([.post], WirePath.adminPurchaseRevoke, .adminPurchaseDecision) { support.decide($0, .revoke) }
+        table.add([.post], WirePath.adminPurchaseRestore, .adminPurchaseDecision) { support.decide($0, .restore) }
     }
 }

@@ -240,6 +240,19 @@ extension AdminFailure: AnswerableError {
     }
 }
 
+extension SupportFailure: AnswerableError {
+    var answer: APIError {
+        switch self {
+        case .badQuery(let why): ErrorMap.answer(400, "bad_request", why)
+        case .badCursor: ErrorMap.answer(400, "bad_request", "`after` is not a cursor from a page of purchases; start again without it.")
+        case .cursorWithoutAccount: ErrorMap.answer(400, "bad_request", "`after` pages through an account's purchases; use it with `account`.")
+        case .unknownPurchase(let id): ErrorMap.answer(404, "not_found", "No purchase with original transaction ID \"\(id)\" in the ledger.")
+        case .ledgerUnavailable:
+            ErrorMap.answer(503, "ledger_unavailable", "The ledger cannot be reached; try again later.", retryAfter: ErrorMap.retrySeconds)
+        }
+    }
+}
+
 extension ConsoleFailure: AnswerableError {
     var answer: APIError {
         switch self {

@@ -32,6 +32,10 @@ enum RouteLabel: String, Sendable, CaseIterable {
     case adminProductEdit = "admin_product_edit"
     /// `GET /admin/v1/traffic`: the per-minute traffic for the console's charts.
     case adminTraffic = "admin_traffic"
+    /// `GET /admin/v1/purchases`: the support view of purchases.
+    case adminPurchases = "admin_purchases"
+    /// `POST /admin/v1/purchases/{id}/revoke|restore`: a support decision.
+    case adminPurchaseDecision = "admin_purchase_decision"
     /// The console's page and modules (`/admin/`, `/admin/console/...`).
     case console
     /// Sign-in, the session's CSRF token, sign-out (`/admin/session`).
@@ -44,6 +48,7 @@ enum RouteLabel: String, Sendable, CaseIterable {
     /// What the ops listener serves (operations.md §3): health, metrics and the admin API.
     static let operations: Set<RouteLabel> = [
         .healthz, .metrics, .admin, .adminUpload, .adminPublish, .adminUploadDelete, .adminPacks, .adminProducts, .adminRetire,
-        .adminUnretire, .adminPrune, .adminCheck, .adminRollback, .adminPromote, .adminUploadStatus, .adminTraffic, .adminProductEdit, .console, .consoleSession,
+        .adminUnretire, .adminPrune, .adminCheck, .adminRollback, .adminPromote, .adminUploadStatus, .adminTraffic, .adminProductEdit, .adminPurchases,
+        .adminPurchaseDecision, .console, .consoleSession,
     ]
 }

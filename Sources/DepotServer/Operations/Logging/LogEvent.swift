@@ -24,6 +24,8 @@ public enum LogEvent: String, Sendable, CaseIterable {
     case ledgerFailed = "ledger_failed"
     /// An App Store notification was applied or ignored.
     case notification
+    /// A support decision revoked or restored a purchase (admin API).
+    case supportDecision = "support_decision"
     /// A pack version was published, a product retired or un-retired, versions pruned (admin API).
     case catalogChanged = "catalog_changed"
     /// The publisher console: a sign-in, a refused sign-in (wrong token), a sign-out.
