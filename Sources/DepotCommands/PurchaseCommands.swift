@@ -7,8 +7,8 @@ import Foundation
 /// ledger directly like the other admin verbs, the same facts as `GET /admin/v1/purchases`.
 struct PurchasesShowCommand: Command {
     static let name = "show"
-    static let synopsis: String? = "--transaction ID | --account A [--after CURSOR] [--data DIR] [--ledger L] [--catalog DIR]"
-    static let summary = "Print what the ledger knows of a purchase: account, grants, revocations and their state."
+    static let synopsis: String? = "--transaction ID | --account A [--after CURSOR] [--data DIR] [--ledger L] [--catalog DIR] [--content DIR]"
+    static let summary = "Print what the ledger knows of a purchase: account, grants, revocations, delivery, consumption answers."
 
     @Option("transaction", help: "any transaction ID of the purchase (the original or a renewal)", valueName: "ID")
     var transaction: String?
@@ -16,7 +16,7 @@ struct PurchasesShowCommand: Command {
     var account: String?
     @Option("after", help: "the next page of --account (the cursor the previous page printed)", valueName: "CURSOR")
     var after: String?
-    @OptionGroup(only: "catalog", "data", "ledger") var configuration: DepotConfiguration
+    @OptionGroup(only: "catalog", "content", "data", "ledger") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
         let query: PurchaseLookup.Query
@@ -71,8 +71,25 @@ struct PurchasesShowCommand: Command {
         for (index, revocation) in purchase.revocations.enumerated() {
             var text = "\(revocation.at) \(revocation.reason) by \(revocation.by)"
             if let transaction = revocation.transactionId { text += " (transaction \(transaction))" }
-            text += revocation.restored.map { ", restored \($0)" } ?? ", in force"
+            text += revocation.restored.map { ", restored \($0)" + (revocation.restoredBy.map { " by \($0)" } ?? "") } ?? ", in force"
             row(index == 0 ? "revocations" : "", text)
+        }
+        if purchase.delivery.versions.isEmpty { row("delivered", "nothing recorded") }
+        for (index, sent) in purchase.delivery.versions.enumerated() {
+            let chunks = sent.totalChunks.map { "\(sent.chunks) of \($0) chunks" } ?? "\(sent.chunks) chunks"
+            let bytes = sent.totalBytes.map { "\(sent.deliveredBytes) of \($0) bytes" } ?? "\(sent.deliveredBytes) bytes"
+            let complete = sent.complete == true ? ", complete" : ""
+            row(index == 0 ? "delivered" : "", "\(sent.pack) version \(sent.version): \(chunks), \(bytes)\(complete) (\(sent.sentBytes) bytes sent), "
+                + "last \(sent.lastSent)")
+        }
+        if purchase.consumptionAnswers.isEmpty { row("consumption", "no refund request answered") }
+        for (index, answer) in purchase.consumptionAnswers.enumerated() {
+            var text = "\(answer.queued) for \(answer.transactionId): \(answer.state)"
+            if let status = answer.deliveryStatus {
+                text += " \(status)" + (answer.consumptionPercentage.map { " \($0)" } ?? "") + (answer.refundPreference.map { " \($0)" } ?? "")
+            }
+            text += answer.finished.map { " at \($0)" } ?? ", \(answer.attempts) attempt\(answer.attempts == 1 ? "" : "s")"
+            row(index == 0 ? "consumption" : "", text)
         }
         return lines
     }

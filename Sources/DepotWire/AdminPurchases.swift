@@ -23,9 +23,14 @@ public struct AdminPurchases: Sendable, Hashable, Codable {
         public var grants: [Grant]
         /// Every revocation on file, oldest first, in force or lifted.
         public var revocations: [Revocation]
+        /// What was sent to it (the delivery record).
+        public var delivery: Delivery
+        /// The answers to Apple's refund requests (`CONSUMPTION_REQUEST`) about it, oldest first.
+        public var consumptionAnswers: [ConsumptionAnswer]
 
         public init(originalTransactionId: String, productId: String, pack: String?, account: String?, accounts: [Binding],
-                    environment: String, purchased: String, state: String, grants: [Grant], revocations: [Revocation]) {
+                    environment: String, purchased: String, state: String, grants: [Grant], revocations: [Revocation],
+                    delivery: Delivery = Delivery(versions: []), consumptionAnswers: [ConsumptionAnswer] = []) {
             self.originalTransactionId = originalTransactionId
             self.productId = productId
             self.pack = pack
@@ -36,10 +41,13 @@ public struct AdminPurchases: Sendable, Hashable, Codable {
             self.state = state
             self.grants = grants
             self.revocations = revocations
+            self.delivery = delivery
+            self.consumptionAnswers = consumptionAnswers
         }
 
         private enum CodingKeys: String, CodingKey {
-            case originalTransactionId, productId, pack, account, accounts, environment, purchased, state, grants, revocations
+            case originalTransactionId, productId, pack, account, accounts, environment, purchased, state, grants, revocations, delivery
+            case consumptionAnswers
         }
 
         public func encode(to encoder: any Encoder) throws {
@@ -54,6 +62,125 @@ public struct AdminPurchases: Sendable, Hashable, Codable {
             try container.encode(state, forKey: .state)
             try container.encode(grants, forKey: .grants)
             try container.encode(revocations, forKey: .revocations)
+            try container.encode(delivery, forKey: .delivery)
+            try container.encode(consumptionAnswers, forKey: .consumptionAnswers)
+        }
+    }
+
+    /// What the delivery record holds of a purchase, per pack version sent to it.
+    public struct Delivery: Sendable, Hashable, Codable {
+        public var versions: [DeliveredVersion]
+
+        public init(versions: [DeliveredVersion]) {
+            self.versions = versions
+        }
+    }
+
+    /// What one pack version was sent of.
+    public struct DeliveredVersion: Sendable, Hashable, Codable {
+        public var pack: String
+        public var version: Int
+        /// Chunks sent whole (a chunk counts once all its bytes went to this purchase's tokens).
+        public var chunks: Int
+        /// The version's chunks; `null` when its manifest is no longer on disk.
+        public var totalChunks: Int?
+        /// The bytes of the chunks sent whole.
+        public var deliveredBytes: Int64
+        /// The version's bytes (`downloadBytes`); `null` when its manifest is no longer on disk.
+        public var totalBytes: Int64?
+        /// Every byte sent, each counted once (pieces of chunks included).
+        public var sentBytes: Int64
+        /// Whether every chunk of the version was sent; `null` when the version is unknown.
+        public var complete: Bool?
+        /// When the first and the last bytes were recorded, and the last chunk completed (`null` before one did).
+        public var firstSent: String
+        public var lastSent: String
+        public var lastDelivered: String?
+
+        public init(pack: String, version: Int, chunks: Int, totalChunks: Int?, deliveredBytes: Int64, totalBytes: Int64?, sentBytes: Int64,
+                    complete: Bool?, firstSent: String, lastSent: String, lastDelivered: String?) {
+            self.pack = pack
+            self.version = version
+            self.chunks = chunks
+            self.totalChunks = totalChunks
+            self.deliveredBytes = deliveredBytes
+            self.totalBytes = totalBytes
+            self.sentBytes = sentBytes
+            self.complete = complete
+            self.firstSent = firstSent
+            self.lastSent = lastSent
+            self.lastDelivered = lastDelivered
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case pack, version, chunks, totalChunks, deliveredBytes, totalBytes, sentBytes, complete, firstSent, lastSent, lastDelivered
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(pack, forKey: .pack)
+            try container.encode(version, forKey: .version)
+            try container.encode(chunks, forKey: .chunks)
+            try container.encode(totalChunks, forKey: .totalChunks)
+            try container.encode(deliveredBytes, forKey: .deliveredBytes)
+            try container.encode(totalBytes, forKey: .totalBytes)
+            try container.encode(sentBytes, forKey: .sentBytes)
+            try container.encode(complete, forKey: .complete)
+            try container.encode(firstSent, forKey: .firstSent)
+            try container.encode(lastSent, forKey: .lastSent)
+            try container.encode(lastDelivered, forKey: .lastDelivered)
+        }
+    }
+
+    /// One answer to a `CONSUMPTION_REQUEST` (Send Consumption Information).
+    public struct ConsumptionAnswer: Sendable, Hashable, Codable {
+        /// The refund request's `notificationUUID`.
+        public var notification: String
+        /// The transaction the customer asked a refund for.
+        public var transactionId: String
+        /// `pending` (being tried), `sent` (Apple accepted it) or `abandoned` (12 hours passed, or Apple refused it).
+        public var state: String
+        public var attempts: Int
+        /// When it was queued, and when it was sent or abandoned (`null` while pending), RFC 3339.
+        public var queued: String
+        public var finished: String?
+        /// The answer Apple accepted (`null` unless `sent`): `DELIVERED`/`UNDELIVERED_OTHER`, milliunits, `DECLINE`/`GRANT_FULL`.
+        public var deliveryStatus: String?
+        public var consumptionPercentage: Int?
+        public var refundPreference: String?
+        /// The last failure, if any.
+        public var lastError: String?
+
+        public init(notification: String, transactionId: String, state: String, attempts: Int, queued: String, finished: String?,
+                    deliveryStatus: String?, consumptionPercentage: Int?, refundPreference: String?, lastError: String?) {
+            self.notification = notification
+            self.transactionId = transactionId
+            self.state = state
+            self.attempts = attempts
+            self.queued = queued
+            self.finished = finished
+            self.deliveryStatus = deliveryStatus
+            self.consumptionPercentage = consumptionPercentage
+            self.refundPreference = refundPreference
+            self.lastError = lastError
+        }
+
+        private enum CodingKeys: String, CodingKey {
+            case notification, transactionId, state, attempts, queued, finished, deliveryStatus, consumptionPercentage, refundPreference, lastError
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(notification, forKey: .notification)
+            try container.encode(transactionId, forKey: .transactionId)
+            try container.encode(state, forKey: .state)
+            try container.encode(attempts, forKey: .attempts)
+            try container.encode(queued, forKey: .queued)
+            try container.encode(finished, forKey: .finished)
+            try container.encode(deliveryStatus, forKey: .deliveryStatus)
+            try container.encode(consumptionPercentage, forKey: .consumptionPercentage)
+            try container.encode(refundPreference, forKey: .refundPreference)
+            try container.encode(lastError, forKey: .lastError)
         }
     }
 
@@ -116,16 +243,19 @@ public struct AdminPurchases: Sendable, Hashable, Codable {
         public var transactionId: String?
         /// When it was lifted (`REFUND_REVERSED` or a support restore); `null` while it is in force.
         public var restored: String?
+        /// Who lifted it: `apple` or `admin`; `null` while in force (or lifted before the ledger recorded who).
+        public var restoredBy: String?
 
-        public init(at: String, reason: String, by: String, transactionId: String?, restored: String?) {
+        public init(at: String, reason: String, by: String, transactionId: String?, restored: String?, restoredBy: String? = nil) {
             self.at = at
             self.reason = reason
             self.by = by
             self.transactionId = transactionId
             self.restored = restored
+            self.restoredBy = restoredBy
         }
 
-        private enum CodingKeys: String, CodingKey { case at, reason, by, transactionId, restored }
+        private enum CodingKeys: String, CodingKey { case at, reason, by, transactionId, restored, restoredBy }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
@@ -134,6 +264,7 @@ public struct AdminPurchases: Sendable, Hashable, Codable {
             try container.encode(by, forKey: .by)
             try container.encode(transactionId, forKey: .transactionId)
             try container.encode(restored, forKey: .restored)
+            try container.encode(restoredBy, forKey: .restoredBy)
         }
     }
 

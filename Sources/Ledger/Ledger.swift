@@ -91,8 +91,8 @@ public final class Ledger: Sendable {
     /// Applies an App Store Server Notification idempotently, in one transaction: revokes `revoke`, restores
     /// the transactions in `restore` (`REFUND_REVERSED`), and remembers `notificationID`. Returns `false`,
     /// changing nothing, when `notificationID` was processed before (by any instance). A support decision goes
-    /// the same way with its own ID (e.g. `admin:revoke:<original>:<time>`), `by: "admin"` (kept as
-    /// `revocations.restored_by` for a restore; a support revocation's `reason` is `admin`), so it is enforced
+    /// the same way with its own ID (`admin:revoke:<original>:<n>`, see `supportChange`), `by: "admin"` (kept as
+    /// `revocations.restored_by` for a restore; a support revocation's `reason` is `support`), so it is enforced
     /// everywhere like a refund and raises the same events.
     public func apply(
         notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String = "apple", now: Date

@@ -182,4 +182,43 @@ import Testing
             }
         }
     }
+
+    /// What a purchase's tokens downloaded shows up in the look-up (the delivery record of issue 14).
+    @Test func aCompleteDownloadShowsAsDeliveredInTheLookUpAndInDepotPurchasesShow() async throws {
+        try await Self.run { fixture in
+            let purchase = PurchaseFixture.purchase()
+            let bought = try await fixture.postReceipt(fixture.apple.issueReceipt([purchase]), account: "eve")
+            let token = try #require(bought.token, "\(bought.summary)")
+            let before = try await Self.send(fixture, "GET", Self.query("transaction", purchase.transactionID))
+            #expect((Self.purchases(before).first?["delivery"] as? [String: Any])?["versions"] as? [Any] != nil, "\(before.summary)")
+            #expect(((Self.purchases(before).first?["delivery"] as? [String: Any])?["versions"] as? [Any])?.isEmpty == true)
+            #expect((Self.purchases(before).first?["consumptionAnswers"] as? [Any])?.isEmpty == true)
+            let manifest = try await fixture.get("/v1/packs/level2/1/manifest", token: token)
+            let files = try #require(manifest.object["files"] as? [[String: Any]])
+            for file in files {
+                let url = try #require(file["url"] as? String)
+                #expect(try await fixture.get(url, token: token).status == 200)
+            }
+            let total = files.compactMap { $0["size"] as? Int }.reduce(0, +)
+            var version: [String: Any] = [:]
+            let delivered = try await eventually(within: 30) {
+                let found = try await Self.send(fixture, "GET", Self.query("account", "eve"))
+                version = ((Self.purchases(found).first?["delivery"] as? [String: Any])?["versions"] as? [[String: Any]])?.first ?? [:]
+                return version["complete"] as? Bool == true
+            }
+            #expect(delivered, "\(version)")
+            #expect(version["pack"] as? String == "level2")
+            #expect(version["version"] as? Int == 1)
+            #expect(version["deliveredBytes"] as? Int == total)
+            #expect(version["totalBytes"] as? Int == total)
+            #expect(version["chunks"] as? Int == version["totalChunks"] as? Int)
+            let configuration = fixture.depot.app.configuration
+            let shown = try await NotificationCommandTests.depot(["purchases", "show", "--transaction", purchase.transactionID, "--data",
+                                                                  configuration.dataDirectory, "--catalog", configuration.catalogDirectory,
+                                                                  "--content", configuration.contentDirectory])
+            #expect(shown.status == 0, "\(shown.stderr)")
+            #expect(shown.stdout.contains("of \(total) bytes, complete"), "\(shown.stdout)")
+            #expect(shown.stdout.contains("  consumption  no refund request answered"), "\(shown.stdout)")
+        }
+    }
 }

@@ -9,7 +9,7 @@ import Testing
         guard let change = try await ledger.supportChange(decision, originalTransactionID: original, now: now) else { return (false, nil) }
         guard !change.isEmpty else { return (false, change.purchase) }
         let applied = try await ledger.apply(notificationID: change.notificationID, type: change.type, revoke: change.revoke,
-                                             restore: change.restore, now: now)
+                                             restore: change.restore, by: RevocationAuthority.admin.rawValue, now: now)
         return (applied, try await ledger.purchase(transactionID: original))
     }
 
@@ -97,6 +97,7 @@ import Testing
             #expect(ledger.access(originalTransactionID: "1", account: "alice") == .allowed)
             #expect(restored.purchase?.revoked == false)
             #expect(restored.purchase?.revocations.map(\.restoredAt) == [LedgerFixture.day(1)])
+            #expect(restored.purchase?.revocations.map(\.restoredBy) == [.admin])
             #expect(try #require(try await ledger.supportChange(.restore, originalTransactionID: "1", now: LedgerFixture.day(2))).isEmpty)
 
             // Revoked again later: a second revocation of its own, the first one kept as it was.
@@ -122,10 +123,37 @@ import Testing
             #expect(restored.applied)
             #expect(ledger.access(originalTransactionID: "o", account: nil) == .allowed)
             #expect(restored.purchase?.revocations.map(\.by) == [.apple])
+            #expect(restored.purchase?.revocations.map(\.restoredBy) == [.admin])
             #expect(restored.purchase?.transactions.map(\.revocationDate) == [nil, nil])
             // Only an original transaction ID names a purchase for a decision.
             #expect(try await ledger.supportChange(.revoke, originalTransactionID: "r2", now: LedgerFixture.now) == nil)
             #expect(try await ledger.supportChange(.revoke, originalTransactionID: "nope", now: LedgerFixture.now) == nil)
+        }
+    }
+
+    @Test(arguments: LedgerBackend.allCases)
+    func aPurchaseCarriesItsDeliveryRecordConsumptionAnswersAndWhoRestoredIt(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
+            _ = try await ledger.record([LedgerFixture.purchase("d1")], account: "ada", policy: .transfer, now: LedgerFixture.now)
+            let chunks: [Range<Int64>] = [0..<100, 100..<200]
+            _ = try await ledger.recordDeliveries([DeliverySpan(originalTransactionID: "d1", pack: "level2", version: 1, path: "stages.bin",
+                                                                sent: ByteCoverage([0..<150]), chunks: chunks, sentAt: LedgerFixture.now)])
+            let request = ConsumptionRequest(notificationUUID: "c-1", transactionId: "d1", originalTransactionId: "d1",
+                                             productId: "com.example.depot.level2", environment: "Production",
+                                             signedDate: 1_796_083_200_000)
+            #expect(try await ledger.queueConsumptionAnswer(request, now: LedgerFixture.now))
+            _ = try await ledger.apply(notificationID: "r", type: "REFUND", revoke: [LedgerFixture.revocation("d1")], restore: [], now: LedgerFixture.now)
+            _ = try await ledger.apply(notificationID: "rr", type: "REFUND_REVERSED", revoke: [], restore: ["d1"], now: LedgerFixture.day(1))
+
+            for record in [try await ledger.purchase(transactionID: "d1"), try await ledger.purchases(account: "ada").purchases.first] {
+                let found = try #require(record)
+                #expect(found.deliveries.map { [$0.pack, "\($0.version)", "\($0.chunks)", "\($0.deliveredBytes)", "\($0.sentBytes)"] }
+                        == [["level2", "1", "1", "100", "150"]])
+                #expect(found.consumptionAnswers.map(\.request) == [request])
+                #expect(found.consumptionAnswers.map(\.state) == [.pending])
+                #expect(found.revocations.map(\.restoredBy) == [.apple])
+                #expect(!found.revoked)
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
-// Purchases: the support view. Search by transaction ID or account; what was granted and revoked; a support
+// Purchases: the support view. Search by transaction ID or account; what was granted, revoked, delivered, and the
+// answers to Apple's refund requests; a support
 // revoke or restore, each with a confirmation that says what will change. The same admin API a script uses.
 import { call, paths } from './api.js';
 import { h, replace, table, say, confirmAction, busy } from './dom.js';
@@ -73,7 +74,20 @@ function card(purchase) {
   const revocations = purchase.revocations.map((revocation) => ({
     attributes: { 'data-by': revocation.by },
     cells: [format.time(revocation.at), revocation.reason, revocation.by, revocation.transactionId ?? 'the whole purchase',
-      revocation.restored ? `restored ${format.time(revocation.restored)}` : 'in force'],
+      revocation.restored ? `restored ${format.time(revocation.restored)}${revocation.restoredBy ? ` by ${revocation.restoredBy}` : ''}` : 'in force'],
+  }));
+  const delivered = (purchase.delivery?.versions ?? []).map((sent) => ({
+    attributes: { 'data-version': `${sent.pack}/${sent.version}`, 'data-complete': String(sent.complete === true) },
+    cells: [`${sent.pack} version ${sent.version}`,
+      sent.totalChunks === null ? String(sent.chunks) : `${sent.chunks} of ${sent.totalChunks}`,
+      h('span', { title: `${format.count(sent.deliveredBytes)} bytes` },
+        sent.totalBytes === null ? format.bytes(sent.deliveredBytes) : `${format.bytes(sent.deliveredBytes)} of ${format.bytes(sent.totalBytes)}`),
+      format.bytes(sent.sentBytes), sent.complete === true ? 'yes' : sent.complete === false ? 'no' : '—', format.time(sent.lastSent)],
+  }));
+  const answers = (purchase.consumptionAnswers ?? []).map((answer) => ({
+    cells: [format.time(answer.queued), answer.transactionId, answer.state,
+      answer.deliveryStatus ? [answer.deliveryStatus, answer.consumptionPercentage ?? null, answer.refundPreference ?? null].filter((part) => part !== null).join(' ') : '—',
+      answer.finished ? format.time(answer.finished) : `${answer.attempts} attempt${answer.attempts === 1 ? '' : 's'}`],
   }));
   const accounts = purchase.accounts.length === 0 ? 'none'
     : purchase.accounts.map((binding) => `${binding.account} (since ${format.time(binding.bound)})`).join(', ');
@@ -89,6 +103,11 @@ function card(purchase) {
       { class: 'grants' }),
     revocations.length === 0 ? h('p', { class: 'hint' }, 'Never revoked.')
       : table('Revocations', ['When', 'Reason', 'By', 'Of', 'Now'], revocations, { class: 'revocations' }),
+    delivered.length === 0 ? h('p', { class: 'hint', 'data-field': 'delivery' }, 'Nothing delivered yet.')
+      : table('Delivered: chunks sent whole to this purchase’s tokens', ['Version', 'Chunks', 'Bytes', 'Sent in all', 'Complete', 'Last sent'],
+        delivered, { class: 'delivery' }),
+    answers.length === 0 ? null
+      : table('Answers to Apple’s refund requests', ['Asked', 'Transaction', 'State', 'Answer', 'Done'], answers, { class: 'consumption' }),
     h('div', { class: 'actions' }, revoked
       ? h('button', { type: 'button', 'data-action': 'restore', onclick: (event) => decide(event.target, purchase, 'restore') }, 'Restore access')
       : h('button', { type: 'button', 'data-action': 'revoke', onclick: (event) => decide(event.target, purchase, 'revoke') }, 'Revoke access')));

@@ -19,7 +19,12 @@ struct AccessChanges: Sendable {
     /// which case nothing changed.
     func apply(id: String, type: String, revoke: [LedgerRevocation], restore: [String], now: Date, origin: Origin,
                logger: Logger) async throws(LedgerError) -> Bool {
-        let applied = try await ledger.apply(notificationID: id, type: type, revoke: revoke, restore: restore, now: now)
+        let by: RevocationAuthority
+        switch origin {
+        case .notification: by = .apple
+        case .support: by = .admin
+        }
+        let applied = try await ledger.apply(notificationID: id, type: type, revoke: revoke, restore: restore, by: by.rawValue, now: now)
         guard applied, !revoke.isEmpty || !restore.isEmpty else { return applied }
         switch origin {
         case .notification:

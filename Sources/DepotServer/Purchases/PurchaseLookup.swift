@@ -5,7 +5,7 @@ import Ledger
 
 /// `depot purchases show`: the support view read straight from the ledger `--ledger`/`--data` name (as the
 /// other admin verbs act on the files and the ledger themselves, no server is needed), with the same facts as
-/// `GET /admin/v1/purchases`. The pack comes from the catalog `--catalog` names.
+/// `GET /admin/v1/purchases`. The pack comes from the catalog `--catalog` names, a version's size from `--content`.
 public enum PurchaseLookup {
     /// What to look up.
     public enum Query: Sendable {
@@ -39,17 +39,24 @@ public enum PurchaseLookup {
         } catch {
             throw Failure(description: "cannot open the ledger: \(DepotApp.oneLine(error))")
         }
-        let packs = packs(configuration.paths)
+        let paths = configuration.paths
+        let packs = packs(paths)
         let pack: (String) -> String? = { packs[$0] }
+        let totals: (String, Int) -> PurchaseSupport.Totals? = { pack, version in
+            let file = paths.contentDirectory + "/\(pack)/\(version)/manifest.json"
+            guard let data = FileManager.default.contents(atPath: file),
+                  let manifest = try? PackManifest.decode([UInt8](data), file: file) else { return nil }
+            return PurchaseSupport.Totals(manifest)
+        }
         do throws(LedgerError) {
             let answer: AdminPurchases
             switch query {
             case .transaction(let id):
                 let record = try await ledger.purchase(transactionID: id)
-                answer = AdminPurchases(purchases: record.map { [PurchaseSupport.wire($0, pack: pack)] } ?? [], next: nil)
+                answer = AdminPurchases(purchases: record.map { [PurchaseSupport.wire($0, pack: pack, totals: totals)] } ?? [], next: nil)
             case .account(let account, _):
                 let page = try await ledger.purchases(account: account, after: cursor)
-                answer = AdminPurchases(purchases: page.purchases.map { PurchaseSupport.wire($0, pack: pack) }, next: page.next?.encoded)
+                answer = AdminPurchases(purchases: page.purchases.map { PurchaseSupport.wire($0, pack: pack, totals: totals) }, next: page.next?.encoded)
             }
             await ledger.close()
             return answer

@@ -65,8 +65,9 @@ struct PurchaseSupport: Sendable {
             throw .ledgerUnavailable
         }
         guard let change = found else { throw .unknownPurchase(original) }
-        guard !change.isEmpty else { return change.purchase }
         do throws(LedgerError) {
+            // Already as decided: nothing is recorded, and the answer is the purchase as it stands.
+            guard !change.isEmpty else { return try await ledger.purchase(transactionID: original) ?? change.purchase }
             _ = try await AccessChanges(ledger: ledger).apply(
                 id: change.notificationID, type: change.type, revoke: change.revoke, restore: change.restore, now: now(),
                 origin: .support(originalTransactionID: original), logger: log)
@@ -117,12 +118,27 @@ struct PurchaseSupport: Sendable {
 
     /// The wire form of `record`, with the pack its product unlocks in the catalog now.
     func wire(_ record: PurchaseRecord) -> AdminPurchases.Purchase {
-        let products = store.current?.catalog.products ?? []
-        return Self.wire(record, pack: { id in products.first { $0.id == id }?.pack })
+        let snapshot = store.current
+        let products = snapshot?.catalog.products ?? []
+        return Self.wire(record, pack: { id in products.first { $0.id == id }?.pack }, totals: { pack, version in
+            snapshot?.content.packs[pack]?.versions[version].map { Totals($0.manifest) }
+        })
     }
 
-    /// The wire form of `record`; `pack` names the pack of a product ID (nil: none).
-    static func wire(_ record: PurchaseRecord, pack: (String) -> String?) -> AdminPurchases.Purchase {
+    /// A pack version's chunks and bytes (its manifest's).
+    struct Totals {
+        var chunks: Int
+        var bytes: Int64
+
+        init(_ manifest: PackManifest) {
+            chunks = manifest.files.reduce(0) { $0 + $1.chunks.count }
+            bytes = manifest.downloadBytes
+        }
+    }
+
+    /// The wire form of `record`; `pack` names the pack of a product ID (nil: none), `totals` a pack version's
+    /// size (nil: not on disk).
+    static func wire(_ record: PurchaseRecord, pack: (String) -> String?, totals: (String, Int) -> Totals?) -> AdminPurchases.Purchase {
         AdminPurchases.Purchase(
             originalTransactionId: record.originalTransactionID, productId: record.productID, pack: pack(record.productID),
             account: record.accounts.last?.account,
@@ -136,7 +152,22 @@ struct PurchaseSupport: Sendable {
             },
             revocations: record.revocations.map {
                 AdminPurchases.Revocation(at: InternetDate.format($0.at), reason: $0.reason, by: $0.by.rawValue, transactionId: $0.transactionID,
-                                          restored: $0.restoredAt.map(InternetDate.format))
+                                          restored: $0.restoredAt.map(InternetDate.format), restoredBy: $0.restoredBy?.rawValue)
+            },
+            delivery: AdminPurchases.Delivery(versions: record.deliveries.map { sent in
+                let total = totals(sent.pack, sent.version)
+                return AdminPurchases.DeliveredVersion(
+                    pack: sent.pack, version: sent.version, chunks: sent.chunks, totalChunks: total?.chunks, deliveredBytes: sent.deliveredBytes,
+                    totalBytes: total?.bytes, sentBytes: sent.sentBytes, complete: total.map { sent.chunks >= $0.chunks },
+                    firstSent: InternetDate.format(sent.firstSent), lastSent: InternetDate.format(sent.lastSent),
+                    lastDelivered: sent.lastDelivered.map(InternetDate.format))
+            }),
+            consumptionAnswers: record.consumptionAnswers.map { answer in
+                AdminPurchases.ConsumptionAnswer(
+                    notification: answer.request.notificationUUID, transactionId: answer.request.transactionId, state: answer.state.rawValue,
+                    attempts: answer.attempts, queued: InternetDate.format(answer.queued), finished: answer.finished.map(InternetDate.format),
+                    deliveryStatus: answer.sent?.deliveryStatus, consumptionPercentage: answer.sent?.consumptionPercentage,
+                    refundPreference: answer.sent?.refundPreference, lastError: answer.lastError)
             })
     }
 }

@@ -64,12 +64,12 @@ struct PostgresPurchaseRecords {
         ).rows.map { LedgerExport.Binding(originalTransactionID: $0[0] ?? "", account: $0[1] ?? "", boundAtMS: Self.integer($0[2]) ?? 0) }
         rows.revocations = try connection.query(
             """
-            SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms FROM revocations
+            SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms, restored_by FROM revocations
             WHERE original_transaction_id = ANY($1::text[])
             """, [ids]
         ).rows.map { row in
             LedgerExport.Revocation(transactionID: row[0] ?? "", originalTransactionID: row[1] ?? "", revokedAtMS: Self.integer(row[2]) ?? 0,
-                                    reason: row[3] ?? "", restoredAtMS: Self.integer(row[4]))
+                                    reason: row[3] ?? "", restoredAtMS: Self.integer(row[4]), restoredBy: row[5])
         }
         return rows
     }

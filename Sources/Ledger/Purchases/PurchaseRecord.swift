@@ -19,10 +19,15 @@ public struct PurchaseRecord: Sendable, Equatable {
     public var revocations: [RevocationRecord]
     /// Whether its download tokens are refused as revoked now (the access rule of `Ledger`).
     public var revoked: Bool
+    /// What was sent to it, per pack version (the delivery record of every instance).
+    public var deliveries: [DeliverySummary] = []
+    /// The answers to Apple's `CONSUMPTION_REQUEST`s about it, oldest first.
+    public var consumptionAnswers: [LedgerConsumptionAnswer] = []
 
     /// Creates a record.
     public init(originalTransactionID: String, productID: String, environment: String, purchased: Date,
-                transactions: [LedgerPurchase], accounts: [AccountBinding], revocations: [RevocationRecord], revoked: Bool) {
+                transactions: [LedgerPurchase], accounts: [AccountBinding], revocations: [RevocationRecord], revoked: Bool,
+                deliveries: [DeliverySummary] = [], consumptionAnswers: [LedgerConsumptionAnswer] = []) {
         self.originalTransactionID = originalTransactionID
         self.productID = productID
         self.environment = environment
@@ -31,6 +36,8 @@ public struct PurchaseRecord: Sendable, Equatable {
         self.accounts = accounts
         self.revocations = revocations
         self.revoked = revoked
+        self.deliveries = deliveries
+        self.consumptionAnswers = consumptionAnswers
     }
 
     /// The records of `rows`, in the order of `rows.originals`; `revoked` says whether an original is cut off.
@@ -65,6 +72,7 @@ public struct PurchaseRecord: Sendable, Equatable {
     private static func revocation(_ row: LedgerExport.Revocation) -> RevocationRecord {
         let support = row.reason == RevocationRecord.supportReason
         return RevocationRecord(transactionID: support ? nil : row.transactionID, at: LedgerTime.date(row.revokedAtMS),
-                                reason: row.reason, by: support ? .admin : .apple, restoredAt: row.restoredAtMS.map(LedgerTime.date))
+                                reason: row.reason, by: support ? .admin : .apple, restoredAt: row.restoredAtMS.map(LedgerTime.date),
+                                restoredBy: row.restoredBy.flatMap(RevocationAuthority.init(rawValue:)))
     }
 }

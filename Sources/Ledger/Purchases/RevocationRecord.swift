@@ -18,13 +18,18 @@ public struct RevocationRecord: Sendable, Equatable {
     public var by: RevocationAuthority
     /// When it was lifted; `nil` while it is in force.
     public var restoredAt: Date?
+    /// Who lifted it (`REFUND_REVERSED`: Apple; a support restore: admin); `nil` while it is in force, and for
+    /// one lifted before the ledger recorded who did (schema versions before the deliveries migration).
+    public var restoredBy: RevocationAuthority?
 
     /// Creates a revocation record.
-    public init(transactionID: String?, at: Date, reason: String, by: RevocationAuthority, restoredAt: Date?) {
+    public init(transactionID: String?, at: Date, reason: String, by: RevocationAuthority, restoredAt: Date?,
+                restoredBy: RevocationAuthority? = nil) {
         self.transactionID = transactionID
         self.at = at
         self.reason = reason
         self.by = by
         self.restoredAt = restoredAt
+        self.restoredBy = restoredBy
     }
 }

@@ -68,13 +68,13 @@ struct SQLitePurchaseRecords {
             ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }
             rows.revocations += try database.query(
                 """
-                SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms FROM revocations
+                SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms, restored_by FROM revocations
                 WHERE original_transaction_id = ?
                 """, [.text(original)]
             ).map { row in
                 LedgerExport.Revocation(
                     transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", revokedAtMS: row[2].integer ?? 0,
-                    reason: row[3].text ?? "", restoredAtMS: row[4].integer)
+                    reason: row[3].text ?? "", restoredAtMS: row[4].integer, restoredBy: row[5].text)
             }
         }
         return rows

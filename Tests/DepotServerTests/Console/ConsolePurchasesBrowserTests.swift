@@ -70,7 +70,7 @@ struct ConsolePurchasesBrowserTests {
         _ = try await browser.element(card)
         let shown = try await text(card)
         #expect(shown.contains("com.example.depot.level2") && shown.contains("pack level2") && shown.contains("player-7")
-                && shown.contains("Production") && shown.contains("Never revoked"), "\(shown)")
+                && shown.contains("Production") && shown.contains("Never revoked") && shown.contains("Nothing delivered yet"), "\(shown)")
         #expect(try await text("\(card) [data-field='state']") == "granted")
         try await browser.screenshot(to: shots.path + "/1-found.png")
 
