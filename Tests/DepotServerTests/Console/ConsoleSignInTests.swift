@@ -38,7 +38,7 @@ struct ConsoleSignInTests {
         #expect(!page.text.contains("<script>") && !page.text.contains("style=") && !page.text.contains("//"))
         let redirect = try await http.send("GET", "/admin")
         #expect(redirect.status == 308 && redirect.header("Location") == "/admin/")
-        for module in ["app.js", "api.js", "packs.js", "purchases.js", "upload.js", "traffic.js", "charts.js", "products.js", "dom.js", "format.js"] {
+        for module in ["app.js", "api.js", "packs.js", "upload.js", "traffic.js", "charts.js", "products.js", "dom.js", "format.js"] {
             let response = try await http.send("GET", "/admin/console/" + module)
             #expect(response.status == 200, "\(module)")
             #expect(response.header("Content-Type") == "text/javascript; charset=utf-8")
