@@ -19,9 +19,10 @@ public struct AccessChange: Sendable, Equatable {
     public var kind: Kind
     /// The purchase.
     public var originalTransactionID: String
-    /// The transaction the change names (the newest one recorded, for `granted`).
+    /// The transaction the change names (the newest one recorded, for `granted`; a support revocation's row
+    /// key, `RevocationRecord.supportKey`, for a support revoke and the restore that lifts it).
     public var transactionID: String
-    /// Its product, when the ledger has seen the transaction.
+    /// Its product, when the ledger has seen the transaction (else its original transaction's, if seen).
     public var productID: String?
     /// The account the purchase was granted to (`granted` with an account).
     public var account: String?

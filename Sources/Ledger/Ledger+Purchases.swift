@@ -40,7 +40,7 @@ extension Ledger {
         case .revoke:
             let number = rows.count
             let revoke = purchase.revoked ? [] : [LedgerRevocation(
-                transactionID: "admin:\(originalTransactionID):\(number)", originalTransactionID: originalTransactionID, revokedAt: now,
+                transactionID: RevocationRecord.supportKey(originalTransactionID: originalTransactionID, number: number), originalTransactionID: originalTransactionID, revokedAt: now,
                 reason: RevocationRecord.supportReason)]
             return SupportChange(purchase: purchase, notificationID: "admin:revoke:\(originalTransactionID):\(number)",
                                  type: "ADMIN_REVOKE", revoke: revoke, restore: [])

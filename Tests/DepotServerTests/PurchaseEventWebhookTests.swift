@@ -2,6 +2,7 @@ import AppStoreSimulator
 import ArgumentParsing
 import DepotClient
 import DepotTestSupport
+import DepotWire
 import Foundation
 import Testing
 @testable import DepotServer
@@ -52,6 +53,58 @@ import Testing
         // Nothing beyond the three (each once, whatever the retries).
         try await Task.sleep(for: .seconds(2))
         #expect(Set(receiver.deliveries.compactMap(\.event).filter { $0.data.originalTransactionId == original }.map(\.id)).count == 3)
+        await fixture.stop()
+        await receiver.down()
+    }
+
+    /// A support revoke and restore through the admin API raise `purchase.revoked` and `purchase.restored`
+    /// after the grant, signed, once each, as support decisions: `by` `admin`, reason `support`, the purchase's
+    /// product and pack, and no transaction (the decision concerns the purchase as a whole).
+    @Test func aSupportRevokeAndRestoreThroughTheAdminAPIArriveSignedAsAdminDecisions() async throws {
+        let receiver = try WebhookReceiver()
+        let fixture = try await PurchaseFixture.start { configuration in
+            configuration.webhookURL = receiver.url
+            configuration.webhookSecret = WebhookDispatcherTests.secret
+            configuration.adminToken = AdminPurchasesTests.adminToken
+        }
+        do {
+            let purchase = PurchaseFixture.purchase()
+            let original = purchase.transactionID
+            let bought = try await fixture.postReceipt(fixture.apple.issueReceipt([purchase]), account: "sam")
+            let token = try #require(bought.token, "\(bought.summary)")
+            let revoked = try await AdminPurchasesTests.send(fixture, "POST", WirePath.adminPurchaseRevoke(original: original))
+            #expect(revoked.status == 200, "\(revoked.summary)")
+            #expect(try await fixture.packStatus("level2", token: token).errorCode == "revoked")
+            let restored = try await AdminPurchasesTests.send(fixture, "POST", WirePath.adminPurchaseRestore(original: original))
+            #expect(restored.status == 200, "\(restored.summary)")
+            #expect(try await fixture.packStatus("level2", token: token).status == 307)
+
+            let arrived = await receiver.wait {
+                WebhookDispatcherTests.types($0, purchase: original) == ["purchase.granted", "purchase.revoked", "purchase.restored"]
+            }
+            #expect(arrived, "\(WebhookDispatcherTests.types(receiver.deliveries, purchase: original))")
+            for delivery in receiver.deliveries {
+                #expect(WebhookSignature.verify(body: delivery.body, header: delivery.signature, secret: WebhookDispatcherTests.secret))
+            }
+            let events = receiver.deliveries.compactMap(\.event).filter { $0.data.originalTransactionId == original }
+            #expect(events.first { $0.type == "purchase.granted" }?.data.account == "sam")
+            for type in ["purchase.revoked", "purchase.restored"] {
+                let event = try #require(events.first { $0.type == type }, "\(type)")
+                #expect(event.data.by == "admin", "\(type)")
+                #expect(event.data.reason == "support", "\(type)")
+                #expect(event.data.transactionId == nil, "\(type): \(event.data)")
+                #expect(event.data.productId == PurchaseFixture.level2, "\(type)")
+                #expect(event.data.pack == "level2", "\(type)")
+            }
+            // The same decisions again change nothing and raise nothing.
+            #expect(try await AdminPurchasesTests.send(fixture, "POST", WirePath.adminPurchaseRestore(original: original)).status == 200)
+            try await Task.sleep(for: .seconds(2))
+            #expect(Set(receiver.deliveries.compactMap(\.event).filter { $0.data.originalTransactionId == original }.map(\.id)).count == 3)
+        } catch {
+            await fixture.stop()
+            await receiver.down()
+            throw error
+        }
         await fixture.stop()
         await receiver.down()
     }

@@ -156,4 +156,26 @@ import Testing
             }
         }
     }
+
+    /// The look-up by account reads an index on the account (schema SQLite 5, PostgreSQL 4), not every binding.
+    @Test(arguments: LedgerBackend.allCases)
+    func anAccountsPurchasesAreFoundThroughAnIndexOnTheAccount(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, target in
+            _ = try await ledger.record([LedgerFixture.purchase("i1")], account: "ivy", policy: .transfer, now: LedgerFixture.now)
+            switch backend {
+            case .sqlite:
+                let raw = try SQLiteDatabase(path: try #require(target.path), readOnly: true, create: false)
+                defer { raw.close() }
+                let plan = try raw.query("EXPLAIN QUERY PLAN SELECT original_transaction_id FROM account_bindings WHERE account = ?",
+                                         [.text("ivy")]).compactMap { $0.last?.text }
+                #expect(plan.contains { $0.contains("USING COVERING INDEX account_bindings_by_account (account=?)") }, "\(plan)")
+            case .postgres:
+                let raw = try await RawPostgresSession(target)
+                let definition = try await raw.query("SELECT indexdef FROM pg_indexes WHERE indexname = 'account_bindings_by_account'")
+                #expect(definition.first?.first??.hasSuffix("ON public.account_bindings USING btree (account, original_transaction_id)") == true,
+                        "\(definition)")
+            }
+            #expect(try await ledger.purchases(account: "ivy").purchases.map(\.originalTransactionID) == ["i1"])
+        }
+    }
 }

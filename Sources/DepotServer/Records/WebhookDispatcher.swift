@@ -102,9 +102,14 @@ final class WebhookDispatcher: Sendable {
             type = .purchaseRestored
             once = "\(change.transactionID):\(change.cause)"
         }
+        // A support decision concerns the purchase as a whole: its revocation names no App Store transaction
+        // (the row's own key stays inside the ledger), and its reason is `support` both ways.
+        let support = change.by == RevocationAuthority.admin.rawValue
         let data = WebhookEventData(
-            originalTransactionId: change.originalTransactionID, transactionId: change.transactionID, productId: change.productID,
-            pack: pack, account: change.account, by: change.kind == .granted ? nil : change.by, reason: change.reason)
+            originalTransactionId: change.originalTransactionID,
+            transactionId: RevocationRecord.isSupportKey(change.transactionID) ? nil : change.transactionID, productId: change.productID,
+            pack: pack, account: change.account, by: change.kind == .granted ? nil : change.by,
+            reason: support && change.kind != .granted ? RevocationRecord.supportReason : change.reason)
         defer { worker.wake() }
         return entry(type, orderingKey: change.originalTransactionID, data: data, once: once)?.1
     }

@@ -13,6 +13,7 @@
 ///   `notification_sync_windows` (version 2): as in SQLite (`value` is `bytea`).
 /// - `delivery_files`, `delivered_chunks`, `outbox`, `revocations.restored_by` (version 3, the deliveries and
 ///   outbox migration): as in SQLite (`outbox.id` is an identity column).
+/// - `account_bindings_by_account` (version 4): as SQLite's version 5.
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
 ///   state. Every write takes this row's lock (`SELECT … FOR UPDATE`, in ID order) before reading or changing
@@ -125,6 +126,10 @@ enum PostgresLedgerSchema {
         CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
         CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);
         ALTER TABLE revocations ADD COLUMN restored_by text COLLATE "C";
+        """,
+        // 4: an account's purchases (the support view's look-up by account).
+        """
+        CREATE INDEX account_bindings_by_account ON account_bindings (account, original_transaction_id);
         """,
     ]
 

@@ -145,8 +145,8 @@ struct PostgresLedgerStore {
                 [.integer(revokedMS), .integer(nowMS), .text(revocation.transactionID)])
             if let events, let entry = events(AccessChange(
                 kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
-                productID: try productID(of: revocation.transactionID), account: nil, by: by, reason: revocation.reason,
-                cause: notificationID, at: revocation.revokedAt)) {
+                productID: try productID(of: revocation.transactionID, original: revocation.originalTransactionID),
+                account: nil, by: by, reason: revocation.reason, cause: notificationID, at: revocation.revokedAt)) {
                 try PostgresOutbox(connection: connection).insert([entry])
             }
         }
@@ -158,7 +158,8 @@ struct PostgresLedgerStore {
                 """, [.integer(nowMS), .text(transactionID), .text(by)])
             if let events, let original = lifted.rows.first?[0], let entry = events(AccessChange(
                 kind: .restored, originalTransactionID: original, transactionID: transactionID,
-                productID: try productID(of: transactionID), account: nil, by: by, reason: type, cause: notificationID, at: now)) {
+                productID: try productID(of: transactionID, original: original), account: nil, by: by, reason: type,
+                cause: notificationID, at: now)) {
                 try PostgresOutbox(connection: connection).insert([entry])
             }
             try connection.query(
@@ -169,9 +170,13 @@ struct PostgresLedgerStore {
         return originals
     }
 
-    /// The product of a recorded transaction (nil when it was never recorded).
-    private func productID(of transactionID: String) throws(PostgresError) -> String? {
-        try connection.query("SELECT product_id FROM transactions WHERE transaction_id = $1", [.text(transactionID)]).scalar
+    /// The product of a recorded transaction, else of its original transaction (a change naming no recorded
+    /// transaction: a support revocation, a refund seen before its receipt); nil when neither was recorded.
+    private func productID(of transactionID: String, original: String) throws(PostgresError) -> String? {
+        for id in [transactionID, original] {
+            if let found = try connection.query("SELECT product_id FROM transactions WHERE transaction_id = $1", [.text(id)]).scalar { return found }
+        }
+        return nil
     }
 
     /// The download-token key: the stored one, or `generate()`'s if none is stored yet. Statements in

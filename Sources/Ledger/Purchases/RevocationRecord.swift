@@ -7,6 +7,15 @@ public struct RevocationRecord: Sendable, Equatable {
     /// `REFUND` or `REVOKE`, or `receipt`/`jws` when the purchase data carried the date).
     public static let supportReason = "support"
 
+    /// The key of a support revocation's row: `admin:<original transaction ID>:<n>`, `n` the purchase's
+    /// revocations on file before it (so one decision is recorded once, whichever instance makes it).
+    public static func supportKey(originalTransactionID: String, number: Int) -> String {
+        "admin:\(originalTransactionID):\(number)"
+    }
+
+    /// Whether a revocation row's key is a support revocation's (no App Store transaction has such an ID).
+    public static func isSupportKey(_ key: String) -> Bool { key.hasPrefix("admin:") }
+
     /// The refunded or revoked transaction; `nil` for a support revocation, which concerns the purchase as a
     /// whole (its row is keyed `admin:<original transaction ID>:<n>`).
     public var transactionID: String?

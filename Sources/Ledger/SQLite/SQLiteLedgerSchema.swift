@@ -37,7 +37,10 @@
 ///   `next_attempt_ms`, `claimed_by` and `claim_expires_ms` (the sender working on it), `finished_ms`,
 ///   `last_error`, `outcome` (what the attempt that sent it recorded: the answer sent, for a consumption answer).
 /// - `revocations.restored_by` (same migration) — who restored a revocation: `apple` (`REFUND_REVERSED`) or
-///   `admin` (a support decision); a support revocation has `reason` `admin`.
+///   `admin` (a support decision); a support revocation has `reason` `support` and is keyed
+///   `admin:<original transaction ID>:<n>`.
+/// - `account_bindings_by_account` (version 5) — the index behind the support view's look-up of an account's
+///   purchases (`account`, `original_transaction_id`).
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
 enum SQLiteLedgerSchema {
@@ -137,6 +140,10 @@ enum SQLiteLedgerSchema {
         CREATE INDEX outbox_due ON outbox (queue, state, next_attempt_ms);
         CREATE INDEX outbox_by_ordering ON outbox (queue, ordering_key, id);
         ALTER TABLE revocations ADD COLUMN restored_by TEXT;
+        """,
+        // 5: an account's purchases (the support view's look-up by account).
+        """
+        CREATE INDEX account_bindings_by_account ON account_bindings (account, original_transaction_id);
         """,
     ]
 

@@ -69,8 +69,8 @@ struct SQLiteLedgerStore {
                 originals.append(revocation.originalTransactionID)
                 if let events, let entry = events(AccessChange(
                     kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
-                    productID: try productID(of: revocation.transactionID), account: nil, by: by, reason: revocation.reason,
-                    cause: notificationID, at: revocation.revokedAt)) {
+                    productID: try productID(of: revocation.transactionID, original: revocation.originalTransactionID),
+                    account: nil, by: by, reason: revocation.reason, cause: notificationID, at: revocation.revokedAt)) {
                     try SQLiteOutbox(database: database).insert(entry)
                 }
             }
@@ -83,7 +83,8 @@ struct SQLiteLedgerStore {
                     [.integer(nowMS), .text(by), .text(transactionID)])
                 if lifted > 0, let events, let original = rows.first?[0].text, let entry = events(AccessChange(
                     kind: .restored, originalTransactionID: original, transactionID: transactionID,
-                    productID: try productID(of: transactionID), account: nil, by: by, reason: type, cause: notificationID, at: now)) {
+                    productID: try productID(of: transactionID, original: original), account: nil, by: by, reason: type,
+                    cause: notificationID, at: now)) {
                     try SQLiteOutbox(database: database).insert(entry)
                 }
                 try database.run(
@@ -94,9 +95,13 @@ struct SQLiteLedgerStore {
         }
     }
 
-    /// The product of a recorded transaction (nil when it was never recorded).
-    private func productID(of transactionID: String) throws(SQLiteError) -> String? {
-        try database.query("SELECT product_id FROM transactions WHERE transaction_id = ?", [.text(transactionID)]).first?[0].text
+    /// The product of a recorded transaction, else of its original transaction (a change naming no recorded
+    /// transaction: a support revocation, a refund seen before its receipt); nil when neither was recorded.
+    private func productID(of transactionID: String, original: String) throws(SQLiteError) -> String? {
+        for id in [transactionID, original] {
+            if let found = try database.query("SELECT product_id FROM transactions WHERE transaction_id = ?", [.text(id)]).first?[0].text { return found }
+        }
+        return nil
     }
 
     private func upsert(_ purchase: LedgerPurchase, nowMS: Int64) throws(SQLiteError) {
