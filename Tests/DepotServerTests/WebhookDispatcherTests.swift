@@ -65,9 +65,11 @@ import Testing
             #expect(first.created.hasSuffix("Z"))
             // The body is the one-line JSON the ledger holds, exactly as signed.
             #expect(String(decoding: deliveries[0].body, as: UTF8.self).hasPrefix(#"{"id": "evt_"#))
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(dispatcher.metricsText().contains("depot_webhook_deliveries_total{outcome=\"sent\"} 12"))
-            #expect(dispatcher.metricsText().contains("depot_webhook_queue_length 0"))
+            // The last answers reach the dispatcher (and the counters) just after the receiver recorded them.
+            #expect(try await eventually(within: 30) {
+                let metrics = dispatcher.metricsText()
+                return metrics.contains("depot_webhook_deliveries_total{outcome=\"sent\"} 12") && metrics.contains("depot_webhook_queue_length 0")
+            }, "\(dispatcher.metricsText())")
             await dispatcher.stop()
             await receiver.down()
         }
@@ -85,7 +87,8 @@ import Testing
             // Only the first event is tried while it fails.
             #expect(await receiver.wait { $0.count >= 4 })
             #expect(Set(receiver.deliveries.compactMap(\.event?.type)) == ["purchase.granted"])
-            #expect(dispatcher.metricsText().contains("depot_webhook_queue_length 3"))
+            // The length is read after each attempt: the one that reaches the receiver may not have updated it yet.
+            #expect(try await eventually(within: 30) { dispatcher.metricsText().contains("depot_webhook_queue_length 3") })
             receiver.answer(204)
             #expect(await receiver.wait { Self.types($0, purchase: "p1").suffix(2) == ["purchase.revoked", "purchase.restored"] })
             let types = Self.types(receiver.deliveries, purchase: "p1")
@@ -160,7 +163,10 @@ import Testing
             dispatcher.start()
             #expect(await receiver.wait { $0.contains { $0.event?.type == "purchase.granted" } })
             #expect(receiver.deliveries.count == 1)
-            #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "p9").map(\.state) == [.abandoned, .sent])
+            // The receiver has the POST before the dispatcher has its answer and marks the event sent.
+            #expect(try await eventually(within: 30) {
+                try await ledger.outboxItems(queue: .webhook, orderingKey: "p9").map(\.state) == [.abandoned, .sent]
+            })
             #expect(logs.lines.contains { $0.contains("gave up on evt_old") })
             await dispatcher.stop()
             await receiver.down()

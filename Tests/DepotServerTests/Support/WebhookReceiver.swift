@@ -3,9 +3,14 @@ import Foundation
 import HTTP
 import Server
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A studio backend on loopback for webhook tests: records every POST (body and `Depot-Signature`), answers
-/// with a status the test sets (`200` by default), and can go down and come back on the same port.
+/// with a status the test sets (`200` by default), and can go down and come back on the same port. While it
+/// is down the port stays bound (without listening: connections are refused), so that no other socket of a
+/// busy test run takes it meanwhile.
 final class WebhookReceiver: Sendable {
     struct Delivery: Sendable {
         let body: Data
@@ -19,12 +24,19 @@ final class WebhookReceiver: Sendable {
         var deliveries: [Delivery] = []
         var status = 200
         var port = 0
+        /// The socket holding the port while the receiver is down (-1: none).
+        var placeholder: Int32 = -1
     }
 
     private let state = Mutex(State())
 
     init() throws {
         try up(port: 0)
+    }
+
+    deinit {
+        let placeholder = state.withLock { $0.placeholder }
+        if placeholder >= 0 { close(placeholder) }
     }
 
     /// `http://127.0.0.1:PORT/hooks`.
@@ -44,6 +56,8 @@ final class WebhookReceiver: Sendable {
         }) else { return }
         server.stop()
         await server.stopped()
+        let placeholder = Self.holdPort(state.withLock { $0.port })
+        state.withLock { $0.placeholder = placeholder }
     }
 
     /// Listens again on the same port.
@@ -63,10 +77,38 @@ final class WebhookReceiver: Sendable {
     private func up(port: Int) throws {
         let server = try HTTPServer(configuration: ServerConfiguration(host: "127.0.0.1", port: port, loopCount: 1),
                                     responder: Handler(receiver: self))
-        state.withLock {
-            $0.server = server
-            $0.port = server.address.port
+        let placeholder = state.withLock { state -> Int32 in
+            state.server = server
+            state.port = server.address.port
+            defer { state.placeholder = -1 }
+            return state.placeholder
         }
+        if placeholder >= 0 { close(placeholder) }
+    }
+
+    /// A TCP socket bound to 127.0.0.1:`port` with `SO_REUSEADDR` and not listening (the listener, which sets
+    /// it too, can bind beside it); -1 when that fails (the port is then merely free).
+    private static func holdPort(_ port: Int) -> Int32 {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return -1 }
+        var one: Int32 = 1
+        _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
+        #else
+        return -1
+        #endif
     }
 
     fileprivate func received(_ body: [UInt8], signature: String) -> Int {
