@@ -5,10 +5,10 @@ import DepotServer
 import Foundation
 
 extension DemoCommand {
-    /// Step 7: a level fixed and republished; the player's copy is updated by delta (`pack-updates.md` §2).
+    /// Step 8: a level fixed and republished; the player's copy is updated by delta (`pack-updates.md` §2).
     static func showUpdate(client: DepotClient, publisher: Publisher, configuration: DepotConfiguration, source: String,
                            device: String) async throws {
-        step(7, "The studio fixes a stage of level 5 and republishes it; a player's update fetches only what changed")
+        step(8, "The studio fixes a stage of level 5 and republishes it; a player's update fetches only what changed")
         let token = try OperatorTokens.issue(pack: "level5", ttl: 600, account: nil, secret: configuration.tokenSecret,
                                              dataDirectory: configuration.paths.dataDirectory)
         let destination = URL(fileURLWithPath: device)

@@ -14,7 +14,7 @@ import FoundationNetworking
 struct DemoCommand: Command {
     static let name = "demo"
     static let synopsis: String? = ""
-    static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, publish, a refund caught up after a restart."
+    static let summary = "Tell the whole story on loopback with a simulated App Store: buy, unlock, download, a refund request answered, publish, a refund caught up after a restart."
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -62,6 +62,8 @@ struct DemoCommand: Command {
         configuration.appleAPIURL = appStore.apiURL
         configuration.appleAPISandboxURL = appStore.apiSandboxURL
         configuration.accessLog = .off
+        // Refund requests are answered from the delivery record (step 6).
+        configuration.consumptionInfo = .on
         let serverLog = LogOutput(capturing: true)
         var app = try await DepotApp.start(configuration, logger: Logger(output: serverLog))
         let running = RunningApp(app)
@@ -124,7 +126,10 @@ struct DemoCommand: Command {
             say("   \(file.path): \(file.size) bytes, sha256 \(file.sha256.prefix(16))… ok")
         }
 
-        step(6, "The developer publishes a new level, without an app update (depot publish)")
+        let answered = try await Self.showRefundRequest(api: api, server: app.baseURL, transactionID: transactionID)
+        guard answered == "DELIVERED" else { throw Failure(description: "the complete download was answered \(answered), not DELIVERED") }
+
+        step(7, "The developer publishes a new level, without an app update (depot publish)")
         let publisher = Publisher(paths: configuration.paths)
         let published = try publisher.publish(PublishRequest(pack: "level5", productID: DemoShop.level5, type: .nonConsumable,
                                                              title: "Level 5: Canyon", description: "Eight stages in the red canyon.",
@@ -146,7 +151,7 @@ struct DemoCommand: Command {
         try await Self.showUpdate(client: client, publisher: publisher, configuration: configuration, source: workspace + "/sources/level5",
                                   device: workspace + "/device/level5")
 
-        step(8, "The server is stopped; meanwhile the user gets a refund, and Apple's notification finds nobody")
+        step(9, "The server is stopped; meanwhile the user gets a refund, and Apple's notification finds nobody")
         await app.stop()
         api.refund(transactionID)
         say("   Apple (simulated) refunded transaction \(transactionID); its REFUND notification waits in Apple's notification history")
@@ -157,7 +162,7 @@ struct DemoCommand: Command {
         let restarted = URL(string: app.baseURL)!
         let sameDevice = DepotClient(baseURL: restarted, cacheDirectory: URL(fileURLWithPath: workspace + "/device/cache"))
 
-        step(9, "The old token no longer opens the pack")
+        step(10, "The old token no longer opens the pack")
         var manifestRequest = URLRequest(url: restarted.appendingPathComponent(WirePath.packManifest(pack: "level2")))
         manifestRequest.setValue("Bearer \(entitlement.token)", forHTTPHeaderField: "Authorization")
         let (body, refusal) = try await URLSession.shared.data(for: manifestRequest)

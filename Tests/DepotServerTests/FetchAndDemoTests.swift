@@ -87,5 +87,15 @@ struct FetchAndDemoTests {
                          "rejected: revoked", "The demo is over"] {
             #expect(result.stdout.contains(expected), "missing \(expected)")
         }
+        // After the download completed, Apple's refund request was answered from the delivery record.
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let answered = lines.firstIndex { $0.contains("posted CONSUMPTION_REQUEST for transaction") }
+        let delivered = lines.firstIndex {
+            $0.contains("Send Consumption Information arrived at Apple: deliveryStatus DELIVERED, consumptionPercentage 100000 milliunits")
+                && $0.hasSuffix("refundPreference DECLINE")
+        }
+        let checked = lines.lastIndex { $0.hasSuffix("… ok") }
+        #expect(answered != nil && delivered != nil, "\(result.stdout)")
+        if let answered, let delivered, let checked { #expect(checked < answered && answered < delivered) }
     }
 }
