@@ -4,14 +4,20 @@
 # connections (wrk + range.lua), full downloads of the whole file by 1 and by 4 parallel curls (MiB/s).
 # Then 1,000 slow readers of the full file on Depot (connections.py slow): errors and RSS growth.
 # Targets: every ratio >= 0.95; Depot's peak RSS <= 50 MB whatever the file size; <= ~50 KB per slow reader.
-# Usage: Tests/Benchmarks/packs.sh [seconds-per-round] [rounds] [slow-reader-seconds] [file-MiB]
+# Mode `recording` (issue 14): the same range and full rows, Depot with `--delivery-record on` against Depot with
+# `--delivery-record off` (alternating rounds, one run), each with a token from /v1/receipts for a purchase
+# made in a simulated App Store (only purchase-bound tokens are recorded); afterwards the `on` server's ledger
+# must show the purchase's delivery and the `off` server's none. Target: every on/off ratio >= 0.97.
+# Usage: Tests/Benchmarks/packs.sh [seconds-per-round] [rounds] [slow-reader-seconds] [file-MiB] [nginx|recording]
 source "$(dirname "$0")/lib.sh"
 SECONDS_PER_ROUND="${1:-5}"
 ROUNDS="${2:-3}"
 SLOW_SECONDS="${3:-12}"
 FILE_MIB="${4:-256}"
+MODE="${5:-nginx}"
 SLOW_READERS="${SLOW_READERS:-1000}"
-need_tools wrk nginx curl
+case "$MODE" in nginx | recording) ;; *) echo "the mode is nginx or recording, not $MODE" >&2; exit 64 ;; esac
+if [ "$MODE" = nginx ]; then need_tools wrk nginx curl; else need_tools wrk curl; fi
 build_release
 raise_fd_limit
 
@@ -24,6 +30,7 @@ NAME=$(basename "$FILE")
 bench_tree packs-tree
 publish_file "$TREE" bench "$FILE"
 VERSION=$(cat "$TREE/content/bench/current")
+if [ "$MODE" = recording ]; then source "$BENCH/packs-recording.sh"; exit 0; fi
 rm -rf "$OUT/packs-var"
 start_depot --catalog "$TREE/catalog" --content "$TREE/content" --data "$OUT/packs-var" --token-secret "$TOKEN_SECRET"
 TOKEN=$("$DEPOT" token --pack bench --ttl 86400 --token-secret "$TOKEN_SECRET" --content "$TREE/content")
