@@ -30,6 +30,17 @@ import Testing
         #expect(coverage.coveredChunks(chunks) == chunks)
     }
 
+    /// A write offers the ledger only the chunks it completes, not every chunk covered so far.
+    @Test func theChunksAWriteCompletesAreThoseNotCoveredBefore() {
+        let chunks: [Range<Int64>] = [0..<100, 100..<200, 200..<250]
+        let before = ByteCoverage([0..<150])
+        var after = before
+        after.formUnion(ByteCoverage([150..<250]))
+        #expect(after.newlyCoveredChunks(chunks, before: before) == [100..<200, 200..<250])
+        #expect(after.newlyCoveredChunks(chunks, before: after).isEmpty)
+        #expect(after.newlyCoveredChunks(chunks, before: ByteCoverage()) == chunks)
+    }
+
     @Test func encodesAndRefusesMalformedText() {
         let coverage = ByteCoverage([0..<5, 7..<9])
         #expect(coverage.encoded == "0-5,7-9")

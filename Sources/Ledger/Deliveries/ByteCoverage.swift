@@ -60,6 +60,12 @@ public struct ByteCoverage: Sendable, Equatable {
         chunks.filter { !$0.isEmpty && covers($0) }
     }
 
+    /// The chunks of `chunks` covered whole here but not in `before` (the coverage this one grew from): what
+    /// a write that took `before` to this coverage completed.
+    public func newlyCoveredChunks(_ chunks: [Range<Int64>], before: ByteCoverage) -> [Range<Int64>] {
+        chunks.filter { !$0.isEmpty && covers($0) && !before.covers($0) }
+    }
+
     /// The number of bytes covered.
     public var byteCount: Int64 { ranges.reduce(0) { $0 + ($1.upperBound - $1.lowerBound) } }
 

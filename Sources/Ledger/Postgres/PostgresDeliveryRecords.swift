@@ -28,7 +28,8 @@ struct PostgresDeliveryRecords {
                 SELECT sent_ranges FROM delivery_files
                 WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4 FOR UPDATE
                 """, key).scalar
-            var coverage = row.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+            let before = row.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+            var coverage = before
             coverage.formUnion(span.sent)
             try connection.query(
                 """
@@ -36,7 +37,8 @@ struct PostgresDeliveryRecords {
                     last_sent_ms = GREATEST(last_sent_ms, $6)
                 WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4
                 """, key + [.text(coverage.encoded), .integer(sentMS)])
-            let covered = coverage.coveredChunks(span.chunks)
+            // Only the chunks this write completes: those covered before were recorded by the write that covered them.
+            let covered = coverage.newlyCoveredChunks(span.chunks, before: before)
             guard !covered.isEmpty else { continue }
             let inserted = try connection.query(
                 """

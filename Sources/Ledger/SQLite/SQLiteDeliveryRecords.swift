@@ -18,7 +18,8 @@ struct SQLiteDeliveryRecords {
                     SELECT sent_ranges, first_sent_ms FROM delivery_files
                     WHERE original_transaction_id = ? AND pack = ? AND version = ? AND path = ?
                     """, key).first
-                var coverage = row.flatMap { $0[0].text }.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+                let before = row.flatMap { $0[0].text }.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
+                var coverage = before
                 coverage.formUnion(span.sent)
                 let sentMS = LedgerTime.milliseconds(span.sentAt)
                 let firstMS = min(row?[1].integer ?? sentMS, sentMS)
@@ -31,7 +32,8 @@ struct SQLiteDeliveryRecords {
                         last_sent_ms = MAX(last_sent_ms, excluded.last_sent_ms)
                     """, key + [.text(coverage.encoded), .integer(firstMS), .integer(sentMS)])
                 var newChunks = 0
-                for chunk in coverage.coveredChunks(span.chunks) {
+                // Only the chunks this write completes: those covered before were recorded by the write that covered them.
+                for chunk in coverage.newlyCoveredChunks(span.chunks, before: before) {
                     newChunks += try database.run(
                         """
                         INSERT INTO delivered_chunks (original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms)
