@@ -11,6 +11,8 @@ struct ServeCommand: Command {
     @OptionGroup var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
+        // Options that contradict each other are a usage error (exit 64), before anything starts.
+        if let conflict = configuration.conflictingOptions { throw UsageError(conflict.description) }
         signal(SIGPIPE, SIG_IGN)
         // From here on SIGTERM/SIGINT are recorded, not fatal; they are acted on once the server runs.
         ShutdownSignal.install()

@@ -47,6 +47,7 @@ public final class DepotApp: Sendable {
         case (nil, .some): throw ConfigurationError(option: "webhook-url", "is required with --webhook-secret")
         default: break
         }
+        if let conflict = configuration.conflictingOptions { throw conflict }
         let paths = configuration.paths
         for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {
             guard FileStatus.isDirectory(directory) || Self.isDirectoryFollowingLinks(directory) else {

@@ -245,6 +245,19 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
+    /// Answers to Apple come from the delivery record: `--consumption-info on` with `--delivery-record off` would
+    /// answer every refund request "undelivered", so start-up refuses it, naming both options.
+    @Test func consumptionInfoWithoutTheDeliveryRecordIsAUsageError() async throws {
+        let tree = try Self.sampleTree()
+        let result = try await Self.runBounded(["serve", "--port", "0", "--consumption-info", "on", "--delivery-record", "off"] + Self.quiet,
+                                               in: tree.path)
+        #expect(result.status == 64, "\(result.stderr)")
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("--consumption-info") && result.stderr.contains("--delivery-record"), "\(result.stderr)")
+        #expect(!result.stdout.contains("listening"))
+    }
+
     /// spec §3, independently of the implementation's table: every option and its default.
     static let specOptions: [(name: String, defaultText: String?)] = [
         ("host", "127.0.0.1"), ("port", "8080"), ("catalog", "./catalog"), ("content", "./content"), ("data", "./var"),

@@ -162,6 +162,21 @@ import Testing
         await fixture.stop()
     }
 
+    @Test func theOptionNeedsTheDeliveryRecord() async throws {
+        var configuration = DepotConfiguration()
+        configuration.consumptionInfo = .on
+        configuration.deliveryRecord = .off
+        #expect(configuration.conflictingOptions?.option == "consumption-info")
+        // Refused before anything is opened or checked (the directories of a default configuration need not exist).
+        await #expect {
+            _ = try await DepotApp.start(configuration, logger: Logger(output: LogOutput(capturing: true)))
+        } throws: { error in
+            (error as? ConfigurationError)?.description.contains("--delivery-record") == true
+        }
+        configuration.deliveryRecord = .on
+        #expect(configuration.conflictingOptions == nil)
+    }
+
     @Test func theOptionNeedsAnInAppPurchaseKey() async throws {
         var configuration = DepotConfiguration()
         configuration.consumptionInfo = .on
