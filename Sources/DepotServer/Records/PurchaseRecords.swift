@@ -42,6 +42,8 @@ final class PurchaseRecords: Sendable {
             ConsumptionAnswers(client: $0, ledger: ledger, store: store, webhooks: webhooks, owner: owner,
                                appleTimeout: configuration.appleTimeout, schedule: consumptionSchedule, logger: logger)
         } : nil
+        // What is live at start is known, recording or not: only a later change announces a version.
+        liveVersions.withLock { $0 = Self.liveVersions(store) }
         guard configuration.deliveryRecord.isOn else {
             deliveries = nil
             return
@@ -55,7 +57,6 @@ final class PurchaseRecords: Sendable {
                 await Self.announceIfComplete(entry, ledger: ledger, manifest: manifest, webhooks: webhooks)
             }
         })
-        liveVersions.withLock { $0 = Self.liveVersions(store) }
     }
 
     /// Starts gathering (on `onEachLoop`, the server's) and delivering webhooks.
