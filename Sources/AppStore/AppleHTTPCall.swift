@@ -23,14 +23,16 @@ enum AppleHTTPCall {
     /// Largest answer body read (a history page of 20 signed transactions is about 100 KB).
     static let maximumBodyBytes = 8 << 20
 
-    /// A session for calls bounded by `timeout` seconds, with as many connections as callers waiting.
-    static func makeSession(timeout: Double) -> URLSession {
+    /// A session for calls bounded by `timeout` seconds, with as many connections as callers waiting; it
+    /// follows no redirect (Apple's APIs send none: a `3xx` is an unexpected answer) and reads at most
+    /// `maximumBodyBytes` of a body.
+    static func makeSession(timeout: Double) -> BoundedHTTPSession {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = sessionTimeout(timeout)
         configuration.timeoutIntervalForResource = sessionTimeout(timeout)
         // Each call waits on Apple (~100 ms or more): as many calls in flight as clients waiting, within reason.
         configuration.httpMaximumConnectionsPerHost = 256
-        return URLSession(configuration: configuration)
+        return BoundedHTTPSession(configuration: configuration, maximumBodyBytes: maximumBodyBytes)
     }
 
     /// URLSession's own limit, kept above `timeout`: swift-corelibs-foundation truncates request timeouts
@@ -41,7 +43,7 @@ enum AppleHTTPCall {
     }
 
     /// Sends `request` and waits at most `timeout` seconds for the whole answer.
-    static func perform(_ request: URLRequest, session: URLSession, timeout: Double,
+    static func perform(_ request: URLRequest, session: BoundedHTTPSession, timeout: Double,
                         executor: (any TaskExecutor)?) async -> Answer {
         var request = request
         request.timeoutInterval = sessionTimeout(timeout)
@@ -55,19 +57,14 @@ enum AppleHTTPCall {
             }
             _ = spawn(on: executor) {
                 let answer: Answer
-                do {
-                    let (data, response) = try await session.data(for: prepared)
-                    let http = response as? HTTPURLResponse
-                    if data.count > maximumBodyBytes {
-                        answer = .noAnswer(reason: "Apple's answer exceeds \(maximumBodyBytes) bytes", timedOut: false)
-                    } else {
-                        answer = .answered(status: http?.statusCode ?? 0, body: data,
-                                           retryAfter: http?.value(forHTTPHeaderField: "Retry-After"))
-                    }
-                } catch {
-                    let code = (error as? URLError).map { " (URL error \($0.code.rawValue))" } ?? ""
-                    answer = .noAnswer(reason: "no answer from Apple: \(error.localizedDescription)\(code)",
-                                       timedOut: (error as? URLError)?.code == .timedOut)
+                let sent = await session.send(prepared)
+                switch sent {
+                case .answered(_, _, _, truncated: true):
+                    answer = .noAnswer(reason: "Apple's answer exceeds \(maximumBodyBytes) bytes", timedOut: false)
+                case .answered(let status, _, let body, truncated: false):
+                    answer = .answered(status: status, body: body, retryAfter: sent.field("Retry-After"))
+                case .failed(let reason, let timedOut):
+                    answer = .noAnswer(reason: "no answer from Apple: \(reason)", timedOut: timedOut)
                 }
                 gate.resume(answer)
                 timer.cancel()

@@ -49,17 +49,17 @@ public final class ReceiptVerifier: Sendable {
     public typealias CallObserver = @Sendable (_ outcome: String, _ seconds: Double) -> Void
 
     public let configuration: ReceiptVerifierConfiguration
-    private let session: URLSession
+    private let session: BoundedHTTPSession
     private let observer: CallObserver?
     /// Where the calls to Apple run (the server passes its worker pool); nil: plain tasks.
     private let executor: (any TaskExecutor)?
     private let cache: SharedResultCache<ReceiptVerification>
 
-    public init(configuration: ReceiptVerifierConfiguration, session: URLSession? = nil, observer: CallObserver? = nil,
+    public init(configuration: ReceiptVerifierConfiguration, observer: CallObserver? = nil,
                 executor: (any TaskExecutor)? = nil) {
         self.configuration = configuration
         self.executor = executor
-        self.session = session ?? AppleHTTPCall.makeSession(timeout: configuration.timeout)
+        self.session = AppleHTTPCall.makeSession(timeout: configuration.timeout)
         cache = SharedResultCache(lifetime: configuration.cacheLifetime, capacity: configuration.cacheCapacity) { result in
             switch result {
             case .valid, .invalid: true  // final answers; never a transient failure

@@ -27,18 +27,18 @@ public final class ServerAPIClient: Sendable {
     public let verifier: SignedDataVerifier
     /// Signs (and reuses) the bearer tokens.
     public let tokens: ServerAPITokenIssuer
-    private let session: URLSession
+    private let session: BoundedHTTPSession
     private let observer: CallObserver?
     private let executor: (any TaskExecutor)?
 
     /// A client for the app `configuration.bundleID`. `verifier` should be the one the server uses
     /// for the JWS apps send (same roots, bundle, sandbox rule and app Apple ID).
     public init(configuration: ServerAPIConfiguration, key: ServerAPIKey, verifier: SignedDataVerifier,
-                session: URLSession? = nil, observer: CallObserver? = nil, executor: (any TaskExecutor)? = nil) {
+                observer: CallObserver? = nil, executor: (any TaskExecutor)? = nil) {
         self.configuration = configuration
         self.verifier = verifier
         tokens = ServerAPITokenIssuer(key: key, bundleID: configuration.bundleID)
-        self.session = session ?? AppleHTTPCall.makeSession(timeout: configuration.timeout)
+        self.session = AppleHTTPCall.makeSession(timeout: configuration.timeout)
         self.observer = observer
         self.executor = executor
     }

@@ -1,3 +1,4 @@
+import AppStore
 import Server
 import Foundation
 #if canImport(FoundationNetworking)
@@ -6,6 +7,10 @@ import FoundationNetworking
 import Synchronization
 
 /// One POST to a receiver that is not Apple (the studio's webhook URL), bounded by a timeout.
+///
+/// No redirect is followed: a `3xx` is the receiver's answer, which the caller counts as a failure (a POST
+/// redirected, turned into a GET elsewhere and answered `2xx` would otherwise pass for a delivery). Of the
+/// answer's body at most `maximumBodyBytes` is kept (its status is all that counts).
 ///
 /// The request races a timer; the loser is not waited for. As everywhere in Depot, the URLSession task is
 /// never cancelled (cancelling races inside swift-corelibs-foundation on Linux): a late answer is dropped and
@@ -19,7 +24,10 @@ struct OutboundPost: Sendable {
         case noAnswer(String)
     }
 
-    let session: URLSession
+    /// The most of an answer's body kept in memory.
+    static let maximumBodyBytes = 64 << 10
+
+    let session: BoundedHTTPSession
     let timeout: Double
 
     init(timeout: Double) {
@@ -27,7 +35,7 @@ struct OutboundPost: Sendable {
         configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
         configuration.timeoutIntervalForResource = timeout.rounded(.up) + 1
         configuration.httpMaximumConnectionsPerHost = 16
-        session = URLSession(configuration: configuration)
+        session = BoundedHTTPSession(configuration: configuration, maximumBodyBytes: Self.maximumBodyBytes)
         self.timeout = timeout
     }
 
@@ -49,11 +57,9 @@ struct OutboundPost: Sendable {
                 if !Task.isCancelled { finish(.noAnswer("no answer within \(timeout) s")) }
             }
             Task(executorPreference: WorkerPool.shared) {
-                do {
-                    let (_, response) = try await session.data(for: prepared)
-                    finish(.status((response as? HTTPURLResponse)?.statusCode ?? 0))
-                } catch {
-                    finish(.noAnswer(error.localizedDescription))
+                switch await session.send(prepared) {
+                case .answered(let status, _, _, _): finish(.status(status))
+                case .failed(let reason, _): finish(.noAnswer(reason))
                 }
                 timer.cancel()
             }

@@ -42,6 +42,7 @@ final class WebhookDispatcher: Sendable {
                 ])
                 switch outcome {
                 case .status(let status) where (200...299).contains(status): return .sent
+                case .status(let status) where (300...399).contains(status): return .failed("HTTP \(status) (redirects are not followed)")
                 case .status(let status): return .failed("HTTP \(status)")
                 case .noAnswer(let reason): return .failed(reason)
                 }

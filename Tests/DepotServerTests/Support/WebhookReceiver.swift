@@ -23,6 +23,9 @@ final class WebhookReceiver: Sendable {
         var server: HTTPServer?
         var deliveries: [Delivery] = []
         var status = 200
+        var location: String?
+        var body: [UInt8] = []
+        var hold: Duration = .zero
         var port = 0
         /// The socket holding the port while the receiver is down (-1: none).
         var placeholder: Int32 = -1
@@ -45,8 +48,17 @@ final class WebhookReceiver: Sendable {
     /// Every POST received so far, in arrival order.
     var deliveries: [Delivery] { state.withLock { $0.deliveries } }
 
-    /// The status later POSTs are answered with.
-    func answer(_ status: Int) { state.withLock { $0.status = status } }
+    /// The status later POSTs are answered with, with a `Location` field and a body when given.
+    func answer(_ status: Int, location: String? = nil, body: [UInt8] = []) {
+        state.withLock {
+            $0.status = status
+            $0.location = location
+            $0.body = body
+        }
+    }
+
+    /// Later POSTs are answered only after `duration` (a receiver that is slow to answer).
+    func hold(_ duration: Duration) { state.withLock { $0.hold = duration } }
 
     /// Stops listening (connections are refused until `up()`).
     func down() async {
@@ -111,10 +123,13 @@ final class WebhookReceiver: Sendable {
         #endif
     }
 
-    fileprivate func received(_ body: [UInt8], signature: String) -> Int {
+    fileprivate func received(_ body: [UInt8], signature: String) -> (Response, Duration) {
         state.withLock { state in
             state.deliveries.append(Delivery(body: Data(body), signature: signature))
-            return state.status
+            var fields = HTTPFields()
+            if let location = state.location { fields.append("Location", location) }
+            return (Response(status: state.status, headers: fields, body: state.body.isEmpty ? .empty : .bytes(state.body), route: "hooks"),
+                    state.hold)
         }
     }
 
@@ -124,8 +139,12 @@ final class WebhookReceiver: Sendable {
         func handle(_ head: RequestHead, context: RequestContext) -> Handling {
             let signature = head.fields.first("Depot-Signature") ?? ""
             return .collectBody(limit: 1 << 20) { body in
-                let status = receiver.received(body, signature: signature)
-                return .response(Response(status: status, route: "hooks"))
+                let (response, hold) = receiver.received(body, signature: signature)
+                guard hold > .zero else { return .response(response) }
+                return .later {
+                    try? await Task.sleep(for: hold)
+                    return response
+                }
             }
         }
 
