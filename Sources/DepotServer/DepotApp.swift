@@ -127,7 +127,7 @@ public final class DepotApp: Sendable {
         }
         let traffic = TrafficHistory(totals: { metrics.trafficTotals() })
         let lists = ProductListRoutes(store: store)
-        let edge = EdgeRoutes(packs: packs, secret: configuration.edgeSecret)
+        let edge = EdgeRoutes(packs: packs, secret: configuration.edgeSecret, deliveries: records.deliveries)
         var routes = DepotRoutes(lists: lists, packs: packs, operations: operations, purchases: purchases, admin: admin, edge: edge)
         if let admin, let adminToken = configuration.adminToken {
             routes.console = ConsoleRoutes(admin: admin, sessions: ConsoleSessions(adminToken: adminToken), limiter: SignInLimiter())

@@ -25,13 +25,20 @@ struct EdgeRoutes: Sendable {
     /// The authorize answer's field saying the file URL would answer with one range (`206` with `Accept-Ranges`).
     static let acceptRangesField = "X-Depot-Accept-Ranges"
 
+    /// The request field in which the edge sends the original request's method to the authorize route (nginx's
+    /// subrequest is a GET whatever the client sent).
+    static let originalMethodField = "X-Original-Method"
+
     let packs: PackRoutes
     /// SHA-256 of `--edge-secret`; nil when none is configured.
     let secretDigest: [UInt8]?
+    /// The delivery record's gatherer (nil when `--delivery-record off`).
+    let deliveries: DeliveryRecorder?
 
-    init(packs: PackRoutes, secret: String?) {
+    init(packs: PackRoutes, secret: String?, deliveries: DeliveryRecorder? = nil) {
         self.packs = packs
         secretDigest = secret.map { SHA256.hash(Array($0.utf8)) }
+        self.deliveries = deliveries
     }
 
     /// `GET /v1/edge/authorize`.
@@ -48,9 +55,9 @@ struct EdgeRoutes: Sendable {
             throw PackFailure.malformedURL
         }
         guard let parameters = WirePath.packFile.match(segments) else { throw EdgeFailure.notAPackFile }
-        let (version, file): (PackVersion, PackManifest.File)
+        let (version, file, purchase): (PackVersion, PackManifest.File, String?)
         do {
-            (version, file) = try packs.authorizeFile(RouteRequest(head: request.head, target: target, parameters: parameters,
+            (version, file, purchase) = try packs.authorizeFile(RouteRequest(head: request.head, target: target, parameters: parameters,
                                                                    loop: request.loop))
         } catch let refusal as any AnswerableError {
             // nginx copies a 401's challenge into its answer; the file URL, asked next, sends its own.
@@ -63,16 +70,33 @@ struct EdgeRoutes: Sendable {
         // The answers nginx would give differently from the file URL are left to the file URL: a failed
         // precondition (nginx: an HTML 412) and an unsatisfiable range (an HTML 416 with the file's fields).
         let etag = EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256)
+        let authorized: [Range<Int64>]
         switch Representation.outcome(of: request.head, conditions: RequestConditions(request.head.fields), etag: etag,
                                       lastModified: version.lastModified, length: file.size) {
         case .preconditionFailed: throw EdgeFailure.answeredByTheFileURL(status: 412)
         case .unsatisfiable: throw EdgeFailure.answeredByTheFileURL(status: 416)
-        case .partial(let ranges) where ranges.count == 1:
+        case .partial(let ranges):
             // nginx drops `Accept-Ranges` from the 206 it makes; the edge adds it back from this field.
-            fields.append(Self.acceptRangesField, "bytes")
-        case .partial, .full, .notModified: break
+            if ranges.count == 1 { fields.append(Self.acceptRangesField, "bytes") }
+            authorized = ranges.map { $0.offset..<($0.offset + $0.length) }
+        case .full: authorized = [0..<file.size]
+        case .notModified: authorized = []
         }
+        record(authorized, of: file, in: version, to: purchase, request: request)
         return Response(status: 204, headers: fields, body: .empty, route: RouteLabel.edgeAuthorize.rawValue)
+    }
+
+    /// The delivery record of what the edge is allowed to send (spec app-store-server-api §7): the bytes leave
+    /// from nginx, cached or not, so the authorized ranges are what Depot knows of them; a `HEAD` sends none.
+    private func record(_ ranges: [Range<Int64>], of file: PackManifest.File, in version: PackVersion, to purchase: String?,
+                        request: RouteRequest) {
+        guard let deliveries, let purchase else { return }
+        let methods = request.head.fields.values(Self.originalMethodField.lowercased())
+        guard methods.isEmpty || methods == ["GET"] else { return }
+        for range in ranges {
+            deliveries.record(loop: request.loop, DeliveryRecorder.Piece(
+                originalTransactionID: purchase, pack: version.pack, version: version.version, path: file.path, range: range))
+        }
     }
 
     /// `GET /v1/edge/origin/{pack}/{version}/files/{path}`.

@@ -229,6 +229,7 @@ public struct NginxEdgeConfiguration: Sendable {
         lines += [
             "            proxy_set_header Content-Length \"\";",
             "            proxy_set_header \(EdgeRoutes.originalURIField) $request_uri;",
+            "            proxy_set_header \(EdgeRoutes.originalMethodField) $request_method;",
             "            proxy_pass http://depot_instances\(WirePath.edgeAuthorize.pattern);",
             "        }",
             "",

@@ -96,20 +96,27 @@ struct PackRoutes: Sendable {
     func file(_ request: RouteRequest) throws -> Response {
         let (version, file, cache) = try servableFile(request, checkingToken: true)
         var response = try fileResponse(head: request.head, version: version, file: file, cache: cache)
-        // The purchase whose token opened the file is the one its bytes are delivered to (operator grants are none).
-        if tagsDeliveries, let claims = cache.lastAuthorized, !claims.originalTransactionID.hasPrefix("grant:") {
-            response.tag = DeliveryTag(purchase: claims.originalTransactionID, pack: version.pack, version: version.version,
+        if let purchase = deliveredPurchase(cache) {
+            response.tag = DeliveryTag(purchase: purchase, pack: version.pack, version: version.version,
                                        path: file.path, body: response.body)
         }
         return response
     }
 
+    /// The purchase whose token the loop checked last, to which a file's bytes are delivered, when the delivery
+    /// record is on (operator grants are no purchase).
+    private func deliveredPurchase(_ cache: PackLoopCache) -> String? {
+        guard tagsDeliveries, let claims = cache.lastAuthorized, !claims.originalTransactionID.hasPrefix("grant:") else { return nil }
+        return claims.originalTransactionID
+    }
+
     /// The checks `file(_:)` makes, in its order, without opening the file: what the edge asks before it
     /// serves bytes from its cache (`/v1/edge/authorize`). Throws what `file(_:)` would answer instead of the
-    /// file; returns the version and the manifest's entry (size, ETag) the conditions of the request apply to.
-    func authorizeFile(_ request: RouteRequest) throws -> (version: PackVersion, file: PackManifest.File) {
-        let (version, file, _) = try servableFile(request, checkingToken: true)
-        return (version, file)
+    /// file; returns the version and the manifest's entry (size, ETag) the conditions of the request apply to,
+    /// and the purchase the bytes are delivered to (nil: the delivery record is off, or an operator grant).
+    func authorizeFile(_ request: RouteRequest) throws -> (version: PackVersion, file: PackManifest.File, purchase: String?) {
+        let (version, file, cache) = try servableFile(request, checkingToken: true)
+        return (version, file, deliveredPurchase(cache))
     }
 
     /// The file for the edge's cache (`/v1/edge/origin/...`, the edge secret already checked): `file(_:)`
