@@ -57,7 +57,25 @@ import Testing
             coverage.insert(index * 10..<index * 10 + 1)
         }
         coverage.insert(1_000_000..<2_000_000)
+        // Inserting keeps everything: what the union covers is credited before anything is forgotten.
+        #expect(coverage.ranges.count == ByteCoverage.maximumRanges + 11)
+        coverage.trim()
         #expect(coverage.ranges.count == ByteCoverage.maximumRanges)
         #expect(coverage.covers(1_000_000..<2_000_000))
+    }
+
+    /// A range that covers a chunk whole outlives shorter ones, and even longer ones that cover none.
+    @Test func trimmingKeepsTheRangesThatCoverAChunk() {
+        let chunks: [Range<Int64>] = [100_000..<100_002, 200_000..<200_003]
+        var coverage = ByteCoverage([100_000..<100_002, 200_000..<200_003])
+        for index in 0..<Int64(ByteCoverage.maximumRanges) {
+            coverage.insert(index * 10..<index * 10 + 5)
+        }
+        coverage.trim(keeping: chunks)
+        #expect(coverage.ranges.count == ByteCoverage.maximumRanges)
+        #expect(coverage.coveredChunks(chunks) == chunks)
+        #expect(!coverage.covers(0..<5) && coverage.covers(20..<25), "the first of the equally short pieces went")
+        coverage.trim(to: 1, keeping: chunks)
+        #expect(coverage.ranges == [200_000..<200_003], "the shortest of the chunks' ranges goes last")
     }
 }

@@ -55,6 +55,31 @@ import Testing
         }
     }
 
+    /// A file record already holding the most separate pieces it keeps: the next piece, the shortest of all, still
+    /// completes its chunk (the chunks are credited before the stored ranges are trimmed).
+    @Test(arguments: LedgerBackend.allCases)
+    func aChunkCompletedByThePieceTrimmingForgetsIsStillDelivered(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
+            var scattered: [Range<Int64>] = []
+            var chunks: [Range<Int64>] = [0..<2]
+            for index in 0..<Int64(ByteCoverage.maximumRanges) {
+                let start: Int64 = 1_000 + index * 10
+                scattered.append(start..<(start + 5))
+                chunks.append(start..<(start + 8))
+            }
+            let span = { (ranges: [Range<Int64>]) in
+                DeliverySpan(originalTransactionID: "1", pack: "level2", version: 1, path: "stages.bin", sent: ByteCoverage(ranges),
+                             chunks: chunks, sentAt: LedgerFixture.now)
+            }
+            #expect(try await ledger.recordDeliveries([span(scattered)]).isEmpty)
+            let progress = try await ledger.recordDeliveries([span([0..<2])])
+            #expect(progress.map(\.newChunks) == [1])
+            let record = try #require(try await ledger.deliveries(originalTransactionID: "1").first)
+            #expect(record.chunks.map(\.offset) == [0])
+            #expect(record.sent.ranges.count == ByteCoverage.maximumRanges)
+        }
+    }
+
     @Test func twoInstancesSendingPiecesOfOneChunkShareOneRecord() async throws {
         try await LedgerFixture.withTarget(.postgres) { target in
             let one = try await target.open()

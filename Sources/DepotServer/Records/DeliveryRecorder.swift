@@ -121,7 +121,9 @@ final class DeliveryRecorder: Sendable {
             // Kept merged (at most ByteCoverage.maximumRanges ranges a purchase's file), not as the raw pieces:
             // while the ledger is away downloads go on, and each answer would otherwise add a piece.
             let kept = spans.flatMap { span in
-                span.sent.ranges.map { Piece(originalTransactionID: span.originalTransactionID, pack: span.pack,
+                var sent = span.sent
+                sent.trim(keeping: span.chunks)
+                return sent.ranges.map { Piece(originalTransactionID: span.originalTransactionID, pack: span.pack,
                                              version: span.version, path: span.path, range: $0) }
             }
             handedOver.withLock { $0 = kept + $0 }

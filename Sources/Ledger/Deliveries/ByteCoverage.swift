@@ -1,9 +1,11 @@
 /// The bytes of one file sent to one purchase: sorted, merged, non-empty ranges (end exclusive).
 ///
 /// A chunk counts as delivered once one range covers it whole, whichever responses its bytes came in (a
-/// download resumed inside a chunk sends it in two pieces). The set stays bounded: beyond `maximumRanges`
-/// separate pieces (a client asking for scattered single bytes), the shortest are forgotten; they were no
-/// whole chunk, so only the credit for pieces that might later join others is lost.
+/// download resumed inside a chunk sends it in two pieces). `insert` keeps every range; what is stored is
+/// bounded by `trim(keeping:)`, which the delivery record calls only after crediting the chunks the whole set
+/// covers: beyond `maximumRanges` separate pieces (a client asking for scattered single bytes) the shortest
+/// are forgotten, those covering no chunk whole first, so a delivered chunk is never lost (it is recorded by
+/// then); only pieces that might later have joined others lose their credit.
 public struct ByteCoverage: Sendable, Equatable {
     /// The most separate ranges one file keeps.
     public static let maximumRanges = 1_024
@@ -33,10 +35,28 @@ public struct ByteCoverage: Sendable, Equatable {
             end += 1
         }
         ranges.replaceSubrange(low..<end, with: [merged])
-        if ranges.count > Self.maximumRanges {
-            let shortest = ranges.indices.min { ranges[$0].count < ranges[$1].count } ?? 0
-            ranges.remove(at: shortest)
+    }
+
+    /// Forgets ranges until at most `maximum` are left: the shortest of those that cover none of `chunks` whole
+    /// first, then the shortest of the rest. Call after the chunks covered were credited.
+    public mutating func trim(to maximum: Int = maximumRanges, keeping chunks: [Range<Int64>] = []) {
+        let excess = ranges.count - max(0, maximum)
+        guard excess > 0 else { return }
+        let sorted = chunks.filter { !$0.isEmpty }.sorted { $0.lowerBound < $1.lowerBound }
+        let holdsChunk = ranges.map { range -> Bool in
+            // The first chunk starting in the range fits in it, or no chunk does (chunks do not overlap).
+            var low = 0, high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if sorted[middle].lowerBound < range.lowerBound { low = middle + 1 } else { high = middle }
+            }
+            return low < sorted.count && sorted[low].upperBound <= range.upperBound
         }
+        let order = ranges.indices.sorted { a, b in
+            holdsChunk[a] != holdsChunk[b] ? !holdsChunk[a] : ranges[a].count < ranges[b].count
+        }
+        let dropped = Set(order.prefix(excess))
+        ranges = ranges.indices.filter { !dropped.contains($0) }.map { ranges[$0] }
     }
 
     /// Adds every range of `other`.

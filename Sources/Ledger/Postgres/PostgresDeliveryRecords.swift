@@ -31,14 +31,16 @@ struct PostgresDeliveryRecords {
             let before = row.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
             var coverage = before
             coverage.formUnion(span.sent)
+            // Only the chunks this write completes (those covered before were recorded by the write that covered
+            // them), found on the whole union, before the stored ranges are trimmed.
+            let covered = coverage.newlyCoveredChunks(span.chunks, before: before)
+            coverage.trim(keeping: span.chunks)
             try connection.query(
                 """
                 UPDATE delivery_files SET sent_ranges = $5, first_sent_ms = LEAST(first_sent_ms, $6),
                     last_sent_ms = GREATEST(last_sent_ms, $6)
                 WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4
                 """, key + [.text(coverage.encoded), .integer(sentMS)])
-            // Only the chunks this write completes: those covered before were recorded by the write that covered them.
-            let covered = coverage.newlyCoveredChunks(span.chunks, before: before)
             guard !covered.isEmpty else { continue }
             let inserted = try connection.query(
                 """

@@ -21,6 +21,10 @@ struct SQLiteDeliveryRecords {
                 let before = row.flatMap { $0[0].text }.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage()
                 var coverage = before
                 coverage.formUnion(span.sent)
+                // Only the chunks this write completes (those covered before were recorded by the write that covered
+                // them), found on the whole union, before the stored ranges are trimmed.
+                let covered = coverage.newlyCoveredChunks(span.chunks, before: before)
+                coverage.trim(keeping: span.chunks)
                 let sentMS = LedgerTime.milliseconds(span.sentAt)
                 let firstMS = min(row?[1].integer ?? sentMS, sentMS)
                 try database.run(
@@ -32,8 +36,7 @@ struct SQLiteDeliveryRecords {
                         last_sent_ms = MAX(last_sent_ms, excluded.last_sent_ms)
                     """, key + [.text(coverage.encoded), .integer(firstMS), .integer(sentMS)])
                 var newChunks = 0
-                // Only the chunks this write completes: those covered before were recorded by the write that covered them.
-                for chunk in coverage.newlyCoveredChunks(span.chunks, before: before) {
+                for chunk in covered {
                     newChunks += try database.run(
                         """
                         INSERT INTO delivered_chunks (original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms)
