@@ -109,11 +109,13 @@ import Testing
         await receiver.down()
     }
 
-    /// The median `/v1/receipts` time with a receiver that answers 500 to everything, against a server without
-    /// webhooks, measured in alternation in one run: the failing receiver adds nothing a receipt waits for.
+    /// The median `/v1/receipts` time with a receiver that answers 500 to everything, each after holding the
+    /// request 10 s, against a server without webhooks, measured in alternation in one run: the failing receiver
+    /// adds nothing a receipt waits for (a receipt that waited for its webhook would take 10 s).
     @Test func aReceiverAnswering500ForeverDoesNotSlowReceipts() async throws {
         let failing = try WebhookReceiver()
         failing.answer(500)
+        failing.hold(.seconds(10))
         let withHooks = try await Self.start(failing)
         let without = try await PurchaseFixture.start()
         var timed: (hooks: [Double], none: [Double]) = ([], [])
@@ -134,6 +136,7 @@ import Testing
         let (hooks, none) = (median(timed.hooks), median(timed.none))
         print("receipts: median \(Int(hooks * 1000)) ms with a receiver answering 500, \(Int(none * 1000)) ms without webhooks")
         #expect(hooks < max(none * 3, none + 0.25), "median \(hooks) s with the failing receiver, \(none) s without")
+        #expect(timed.hooks.max() ?? 0 < 10, "no receipt waited for the held webhook")
         await withHooks.stop()
         await without.stop()
         await failing.down()

@@ -2,6 +2,7 @@ import DepotClient
 import DepotTestSupport
 import Foundation
 import Ledger
+import Synchronization
 import Testing
 @testable import DepotServer
 
@@ -105,16 +106,28 @@ import Testing
         try await Self.withLedger { ledger, _ in
             let receiver = try WebhookReceiver()
             await receiver.down()
-            let dispatcher = Self.dispatcher(ledger, receiver, schedule: RetrySchedule(base: 0.5, maximum: 2))
+            // The production schedule: 1 s, 2 s, 4 s, … between attempts.
+            let dispatcher = Self.dispatcher(ledger, receiver, schedule: .webhooks)
             dispatcher.start()
+            let downSince = ContinuousClock.now
             for purchase in ["a", "b"] {
                 for type in [WebhookEventType.purchaseGranted, .packDelivered] {
                     await dispatcher.emit(type, orderingKey: purchase, data: WebhookEventData(originalTransactionId: purchase))
                 }
             }
-            try await Task.sleep(for: .seconds(30))
-            #expect(receiver.deliveries.isEmpty)
+            // While the receiver is down, the first event of each purchase is tried again and again (refused).
+            #expect(await Self.poll(timeout: .seconds(60)) {
+                for purchase in ["a", "b"] {
+                    guard let first = try await ledger.outboxItems(queue: .webhook, orderingKey: purchase).first, first.attempts >= 3 else {
+                        return false
+                    }
+                }
+                return true
+            })
+            let remaining = Duration.seconds(30) - (ContinuousClock.now - downSince)
+            if remaining > .zero { try await Task.sleep(for: remaining) }
             #expect(try await ledger.pendingOutboxCount(queue: .webhook) == 4)
+            #expect(dispatcher.worker.statistics.outcomes["failed", default: 0] >= 6)
             try receiver.up()
             #expect(await receiver.wait { Set($0.compactMap(\.event?.id)).count == 4 })
             for purchase in ["a", "b"] {
@@ -122,6 +135,113 @@ import Testing
             }
             await dispatcher.stop()
             await receiver.down()
+        }
+    }
+
+    /// Polls `condition` every 50 ms (without blocking the cooperative pool) until it holds or `timeout` passed.
+    static func poll(timeout: Duration = .seconds(90), _ condition: () async throws -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if (try? await condition()) == true { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return (try? await condition()) == true
+    }
+
+    /// A receiver that takes 5 s to accept an event: stopping waits for that attempt and records it sent, so
+    /// the next start does not send it again.
+    @Test func stopWaitsForTheAttemptInFlightAndRecordsItsOutcome() async throws {
+        try await Self.withLedger { ledger, _ in
+            let receiver = try WebhookReceiver()
+            receiver.hold(.seconds(5))
+            let dispatcher = WebhookDispatcher(url: receiver.url, secret: Self.secret, ledger: ledger, owner: UUID().uuidString,
+                                               timeout: 30, schedule: Self.fast, poll: .milliseconds(100),
+                                               logger: Logger(output: LogOutput(capturing: true)))
+            dispatcher.start()
+            await dispatcher.emit(.purchaseGranted, orderingKey: "p1", data: WebhookEventData(originalTransactionId: "p1"))
+            #expect(await receiver.wait { $0.count == 1 })
+            await dispatcher.stop()
+            #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "p1").map(\.state) == [.sent])
+            #expect(receiver.deliveries.count == 1)
+            await receiver.down()
+        }
+    }
+
+    /// An item whose schedule would pass its deadline gets one last attempt shortly before it (it was set at the
+    /// deadline itself, where the attempt is refused as too late).
+    @Test func theLastRetryRunsBeforeTheDeadline() async throws {
+        try await Self.withLedger { ledger, _ in
+            let attempts = Mutex(0)
+            let worker = OutboxWorker(queue: .webhook, ledger: ledger, owner: UUID().uuidString,
+                                      schedule: RetrySchedule(base: 100, maximum: 100), lease: 30, poll: .milliseconds(100),
+                                      logger: Logger(output: LogOutput(capturing: true))) { _ in
+                attempts.withLock { $0 += 1 }
+                return .failed("refused")
+            }
+            // 20 s to live: the last attempt 5 s (a quarter of it, at most 30 s) before the deadline.
+            let created = Date()
+            try await ledger.enqueue([OutboxEntry(queue: .webhook, key: "evt_short", orderingKey: "p1", payload: "{}", created: created,
+                                                  deadline: created.addingTimeInterval(20))])
+            worker.start()
+            #expect(await Self.poll(timeout: .seconds(60)) {
+                try await ledger.outboxItems(queue: .webhook, orderingKey: "p1").first?.state == .abandoned
+            })
+            let item = try #require(try await ledger.outboxItems(queue: .webhook, orderingKey: "p1").first)
+            #expect(item.attempts == 2 && attempts.withLock { $0 } == 2, "\(item)")
+            await worker.stop()
+        }
+    }
+
+    /// A receiver's `Retry-After` is a floor for the next attempt, whatever the schedule says.
+    @Test func retryAfterDelaysTheNextAttempt() async throws {
+        try await Self.withLedger { ledger, _ in
+            let times = Mutex<[ContinuousClock.Instant]>([])
+            let worker = OutboxWorker(queue: .consumption, ledger: ledger, owner: UUID().uuidString, schedule: Self.fast, lease: 30,
+                                      poll: .milliseconds(100), logger: Logger(output: LogOutput(capturing: true))) { _ in
+                let count = times.withLock { times -> Int in
+                    times.append(.now)
+                    return times.count
+                }
+                return count == 1 ? .failed("busy", retryAfter: 3) : .sent
+            }
+            let created = Date()
+            try await ledger.enqueue([OutboxEntry(queue: .consumption, key: "c1", orderingKey: "p1", payload: "{}", created: created,
+                                                  deadline: created.addingTimeInterval(3600))])
+            worker.start()
+            #expect(await Self.poll(timeout: .seconds(60)) {
+                try await ledger.outboxItems(queue: .consumption, orderingKey: "p1").first?.state == .sent
+            })
+            let seen = times.withLock { $0 }
+            #expect(seen.count == 2)
+            if seen.count == 2 { #expect(seen[1] - seen[0] >= .milliseconds(2_900), "\(seen[1] - seen[0])") }
+            await worker.stop()
+        }
+    }
+
+    /// One slow receiver's purchase does not hold the others: each item is its own attempt, and a finished one
+    /// makes room for the next at once.
+    @Test func aSlowPurchaseDoesNotHoldTheOthers() async throws {
+        try await Self.withLedger { ledger, _ in
+            let worker = OutboxWorker(queue: .webhook, ledger: ledger, owner: UUID().uuidString, schedule: Self.fast, lease: 120,
+                                      batch: 4, poll: .milliseconds(100), logger: Logger(output: LogOutput(capturing: true))) { item in
+                if item.entry.orderingKey == "slow" { try? await Task.sleep(for: .seconds(20)) }
+                return .sent
+            }
+            let created = Date()
+            var entries = [OutboxEntry(queue: .webhook, key: "slow-1", orderingKey: "slow", payload: "{}", created: created,
+                                       deadline: created.addingTimeInterval(3600))]
+            for index in 0..<20 {
+                entries.append(OutboxEntry(queue: .webhook, key: "fast-\(index)", orderingKey: "fast-\(index)", payload: "{}",
+                                           created: created, deadline: created.addingTimeInterval(3600)))
+            }
+            try await ledger.enqueue(entries)
+            worker.start()
+            let started = ContinuousClock.now
+            // Twenty events of other purchases, four places, one of them held 20 s by the slow one.
+            #expect(await Self.poll(timeout: .seconds(15)) { try await ledger.pendingOutboxCount(queue: .webhook) == 1 })
+            #expect(ContinuousClock.now - started < .seconds(15))
+            #expect(worker.attemptsInFlight == 1)
+            await worker.stop()
         }
     }
 

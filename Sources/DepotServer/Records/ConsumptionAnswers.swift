@@ -43,7 +43,10 @@ final class ConsumptionAnswers: Sendable {
                                                                now: now()) {
                 case .success: return .sentRecording(information.json)
                 case .failure(.invalid(_, _, let reason)): return .refused(reason)
-                case .failure(let failure): return .failed(failure.description)
+                // Apple's `Retry-After` (or the client's default when it sent none) is a floor for the next attempt.
+                case .failure(let failure):
+                    if case .unavailable(let retryAfter, _, _) = failure { return .failed(failure.description, retryAfter: Double(retryAfter)) }
+                    return .failed(failure.description)
                 }
             },
             finished: { item, outcome in

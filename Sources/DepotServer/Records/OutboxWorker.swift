@@ -4,13 +4,16 @@ import Ledger
 import Synchronization
 
 /// Works through one of the ledger's outbox queues in the background: claims the items that are due and
-/// first in line for their ordering key, attempts each (several keys at once, one item per key at a time),
-/// and records the outcome: sent, retried later on `schedule` (never past the item's deadline), or
-/// abandoned once the deadline has passed. Never on an event loop: the loop is a task that only awaits
-/// (ledger calls run on the ledger's queues, attempts on URLSession).
+/// first in line for their ordering key, attempts each (up to `batch` at once, one item per key at a time),
+/// and records the outcome: sent, retried later on `schedule` (the last attempt shortly before the item's
+/// deadline, or later when the receiver asked for that), or abandoned once the deadline has passed. Each item
+/// is its own task: a slow receiver holds only its own key, and a finished attempt frees its place for the
+/// next item at once. Never on an event loop: the loop is a task that only awaits (ledger calls run on the
+/// ledger's queues, attempts on URLSession).
 ///
 /// Items survive restarts in the ledger; a worker that is killed leaves its claims, which the next process
-/// (SQLite) or, after the lease, any instance (PostgreSQL) takes over.
+/// (SQLite) or, after the lease, any instance (PostgreSQL) takes over. `stop()` waits for the attempts in
+/// flight (at most the lease), so an accepted one is recorded as sent before the ledger closes.
 final class OutboxWorker: Sendable {
     /// The result of one attempt.
     enum Attempt: Sendable, Equatable {
@@ -18,8 +21,9 @@ final class OutboxWorker: Sendable {
         case sent
         /// Done, and the string is kept with the item as its outcome (a consumption answer: the body sent).
         case sentRecording(String)
-        /// Try again later (why, for the ledger and the logs).
-        case failed(String)
+        /// Try again later (why, for the ledger and the logs), not before `retryAfter` seconds when the receiver
+        /// said so (`Retry-After`).
+        case failed(String, retryAfter: Double? = nil)
         /// Give up now (a refusal that no retry can change).
         case refused(String)
     }
@@ -28,6 +32,20 @@ final class OutboxWorker: Sendable {
     struct Statistics: Sendable, Equatable {
         var outcomes: [String: UInt64] = [:]
         var queueLength = 0
+    }
+
+    /// How long before an item's deadline its last attempt is made (when the schedule would pass the deadline).
+    static let finalAttemptLead: Double = 30
+    /// The longest wait a receiver's `Retry-After` can ask for.
+    static let longestRetryAfter: Double = 3600
+
+    private struct State {
+        var wake = false
+        var stopped = false
+        var task: Task<Void, Never>?
+        /// The loop waiting in `idle()`, resumed by `wake()`, `stop()` or its timer.
+        var sleeper: CheckedContinuation<Void, Never>?
+        var inFlight = 0
     }
 
     let queue: OutboxQueue
@@ -41,7 +59,7 @@ final class OutboxWorker: Sendable {
     private let attempt: @Sendable (OutboxItem) async -> Attempt
     private let finished: @Sendable (OutboxItem, Attempt) async -> Void
     private let logger: Logger
-    private let state = Mutex<(wake: Bool, stopped: Bool, task: Task<Void, Never>?)>((false, false, nil))
+    private let state = Mutex(State())
     private let counters = Mutex(Statistics())
 
     /// A worker for `queue`; `attempt` sends one item, `finished` hears every final outcome (sent or
@@ -55,7 +73,7 @@ final class OutboxWorker: Sendable {
         self.owner = owner
         self.schedule = schedule
         self.lease = lease
-        self.batch = batch
+        self.batch = max(1, batch)
         self.poll = poll
         self.logger = logger
         self.now = now
@@ -71,30 +89,37 @@ final class OutboxWorker: Sendable {
         }
     }
 
-    /// Asks the loop to look at the queue now (something was just queued).
+    /// Asks the loop to look at the queue now (something was just queued, or an attempt ended).
     func wake() {
-        state.withLock { $0.wake = true }
+        state.withLock { state in
+            state.wake = true
+            return state.sleeper.take()
+        }?.resume()
     }
 
-    /// Stops the loop after the attempts in flight, waiting for them at most `grace`; claims left behind are
-    /// taken over by the next process.
-    func stop(grace: Duration = .seconds(2)) async {
-        guard let task = state.withLock({ state -> Task<Void, Never>? in
+    /// Stops claiming and waits for the attempts in flight and their outcomes in the ledger, at most the lease
+    /// (after which another instance may take the items over anyway); call before the ledger closes.
+    func stop() async {
+        let (task, sleeper) = state.withLock { state in
             state.stopped = true
-            return state.task
-        }) else { return }
-        let done = Mutex(false)
-        let waiter = Task { await task.value; done.withLock { $0 = true } }
-        let clock = ContinuousClock()
-        let deadline = clock.now + grace
-        while !done.withLock({ $0 }), clock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+            return (state.task, state.sleeper.take())
         }
-        _ = waiter
+        sleeper?.resume()
+        guard let task else { return }
+        let lease = lease
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await task.value }
+            group.addTask { try? await Task.sleep(for: .milliseconds(Int(lease * 1000))) }
+            await group.next()
+            group.cancelAll()
+        }
     }
 
     /// The counters so far.
     var statistics: Statistics { counters.withLock { $0 } }
+
+    /// Attempts running now (tests).
+    var attemptsInFlight: Int { state.withLock { $0.inFlight } }
 
     // MARK: - The loop
 
@@ -104,36 +129,54 @@ final class OutboxWorker: Sendable {
     private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func run() async {
-        while !isStopped {
-            state.withLock { $0.wake = false }
-            var claimed: [OutboxItem] = []
-            do {
-                claimed = try await ledger.claimOutbox(queue: queue, owner: owner, now: now(), lease: lease, limit: batch)
-            } catch {
-                logger.warning(event, "\(queue.rawValue) queue: cannot read the ledger: \(error)")
-            }
-            if !claimed.isEmpty {
-                await withTaskGroup(of: Void.self) { group in
-                    for item in claimed { group.addTask { await self.handle(item) } }
+        await withDiscardingTaskGroup { group in
+            while !isStopped {
+                let room = state.withLock { state -> Int in
+                    state.wake = false
+                    return batch - state.inFlight
                 }
+                var claimed: [OutboxItem] = []
+                if room > 0 {
+                    do {
+                        claimed = try await ledger.claimOutbox(queue: queue, owner: owner, now: now(), lease: lease, limit: room)
+                    } catch {
+                        logger.warning(event, "\(queue.rawValue) queue: cannot read the ledger: \(error)")
+                    }
+                    state.withLock { $0.inFlight += claimed.count }
+                    for item in claimed {
+                        group.addTask {
+                            await self.handle(item)
+                            self.state.withLock { $0.inFlight -= 1 }
+                            self.wake()
+                        }
+                    }
+                    if let length = try? await ledger.pendingOutboxCount(queue: queue) {
+                        counters.withLock { $0.queueLength = length }
+                    }
+                }
+                // A full claim may have more behind it: look again at once (the next round waits if no room is left).
+                if room > 0, claimed.count == room { continue }
+                await idle()
             }
-            if let length = try? await ledger.pendingOutboxCount(queue: queue) {
-                counters.withLock { $0.queueLength = length }
-            }
-            // A full batch may have more behind it: look again at once.
-            if claimed.count == batch { continue }
-            await idle()
+            // Leaving the group waits for the attempts in flight.
         }
     }
 
-    /// Sleeps until `poll` passed, `wake()` was called, or the worker stops.
+    /// Waits until `poll` passed, `wake()` was called, or the worker stops; no timer runs while nothing waits.
     private func idle() async {
-        let clock = ContinuousClock()
-        let until = clock.now + poll
-        while clock.now < until {
-            if state.withLock({ $0.wake || $0.stopped }) { return }
-            try? await Task.sleep(for: .milliseconds(20))
+        let timer = Task(executorPreference: WorkerPool.shared) { [self, poll] in
+            try? await Task.sleep(for: poll)
+            if !Task.isCancelled { wake() }
         }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.wake || state.stopped { return true }
+                state.sleeper = continuation
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+        timer.cancel()
     }
 
     private func handle(_ item: OutboxItem) async {
@@ -157,18 +200,32 @@ final class OutboxWorker: Sendable {
                 await finished(done, result)
             case .refused(let reason):
                 await abandon(item, attempts: item.attempts + 1, error: reason, outcome: result)
-            case .failed(let reason):
+            case .failed(let reason, let retryAfter):
                 count("failed")
-                let next = ended.addingTimeInterval(schedule.delay(afterFailures: item.attempts + 1))
-                if ended >= item.entry.deadline {
-                    await abandon(item, attempts: item.attempts + 1, error: reason, outcome: result)
+                if let next = nextAttempt(after: item, ended: ended, retryAfter: retryAfter) {
+                    try await ledger.retryOutbox(id: item.id, nextAttempt: next, error: reason)
                 } else {
-                    try await ledger.retryOutbox(id: item.id, nextAttempt: min(next, item.entry.deadline), error: reason)
+                    await abandon(item, attempts: item.attempts + 1, error: reason, outcome: result)
                 }
             }
         } catch {
             logger.warning(event, "\(queue.rawValue) queue: cannot record the outcome of item \(item.id): \(error)")
         }
+    }
+
+    /// When to try `item` again after a failed attempt that ended at `ended`: after the schedule's delay (or the
+    /// receiver's `Retry-After`, if longer); when that passes the deadline, once more shortly before it; nil
+    /// when this was that last attempt (or the receiver asks to wait past the deadline).
+    func nextAttempt(after item: OutboxItem, ended: Date, retryAfter: Double?) -> Date? {
+        let delay = max(schedule.delay(afterFailures: item.attempts + 1), min(retryAfter ?? 0, Self.longestRetryAfter))
+        let next = ended.addingTimeInterval(delay)
+        let deadline = item.entry.deadline
+        let lifetime = deadline.timeIntervalSince(item.entry.created)
+        let last = deadline.addingTimeInterval(-min(Self.finalAttemptLead, max(0, lifetime) / 4))
+        if next < last { return next }
+        guard ended < last else { return nil }
+        let final = max(last, ended.addingTimeInterval(min(retryAfter ?? 0, Self.longestRetryAfter)))
+        return final < deadline ? final : nil
     }
 
     private func abandon(_ item: OutboxItem, attempts: Int, error: String, outcome: Attempt) async {
