@@ -167,6 +167,28 @@ import Testing
         }
     }
 
+    /// Stopping waits for an attempt in flight at most the lease (after it another instance may take the item over).
+    @Test func stopWaitsAtMostTheLease() async throws {
+        try await Self.withLedger { ledger, _ in
+            let worker = OutboxWorker(queue: .webhook, ledger: ledger, owner: UUID().uuidString, schedule: Self.fast, lease: 1,
+                                      poll: .milliseconds(100), logger: Logger(output: LogOutput(capturing: true))) { _ in
+                try? await Task.sleep(for: .seconds(8))
+                return .sent
+            }
+            let created = Date()
+            try await ledger.enqueue([OutboxEntry(queue: .webhook, key: "held", orderingKey: "p1", payload: "{}", created: created,
+                                                  deadline: created.addingTimeInterval(3600))])
+            worker.start()
+            #expect(await Self.poll(timeout: .seconds(30)) { worker.attemptsInFlight == 1 })
+            let started = ContinuousClock.now
+            await worker.stop()
+            let waited = ContinuousClock.now - started
+            #expect(waited >= .milliseconds(900) && waited < .seconds(7), "\(waited)")
+            // The attempt still ends and is recorded before the ledger closes.
+            #expect(await Self.poll(timeout: .seconds(30)) { worker.attemptsInFlight == 0 })
+        }
+    }
+
     /// An item whose schedule would pass its deadline gets one last attempt shortly before it (it was set at the
     /// deadline itself, where the attempt is refused as too late).
     @Test func theLastRetryRunsBeforeTheDeadline() async throws {

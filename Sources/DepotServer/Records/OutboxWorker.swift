@@ -107,11 +107,19 @@ final class OutboxWorker: Sendable {
         sleeper?.resume()
         guard let task else { return }
         let lease = lease
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await task.value }
-            group.addTask { try? await Task.sleep(for: .milliseconds(Int(lease * 1000))) }
-            await group.next()
-            group.cancelAll()
+        // Whichever comes first: the loop's end or the lease (a structured group would wait for both).
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let once = Mutex<CheckedContinuation<Void, Never>?>(continuation)
+            let finish: @Sendable () -> Void = { once.withLock { $0.take() }?.resume() }
+            let timer = Task(executorPreference: WorkerPool.shared) {
+                try? await Task.sleep(for: .milliseconds(Int(lease * 1000)))
+                finish()
+            }
+            Task(executorPreference: WorkerPool.shared) {
+                await task.value
+                finish()
+                timer.cancel()
+            }
         }
     }
 
