@@ -64,6 +64,24 @@ final class PurchaseRecords: Sendable {
         deliveries?.start(onEachLoop: onEachLoop)
         webhooks?.start()
         consumption?.start()
+        announceVersionsMadeLiveWhileDown()
+    }
+
+    /// At start: a pack that announced a version before (its `pack.published` events are in the ledger) has its
+    /// live version announced, which raises something only when that version went live while no server ran (a
+    /// `depot publish`, promote or rollback meanwhile): each version is announced once. A pack never announced
+    /// (a first start, webhooks just configured) raises nothing, as the initial load raises nothing.
+    private func announceVersionsMadeLiveWhileDown() {
+        guard let webhooks else { return }
+        let live = liveVersions.withLock { $0 }.sorted { $0.key < $1.key }
+        let snapshot = store.current
+        Task(executorPreference: WorkerPool.shared) { [ledger] in
+            for (pack, version) in live {
+                guard let announced = try? await ledger.outboxItems(queue: .webhook, orderingKey: "pack:\(pack)"),
+                      !announced.isEmpty else { continue }
+                await Self.announce(pack: pack, version: version, snapshot: snapshot, webhooks: webhooks)
+            }
+        }
     }
 
     /// After the server stopped: writes the rest of the delivery record, then stops the webhooks.
@@ -73,8 +91,16 @@ final class PurchaseRecords: Sendable {
         await webhooks?.stop()
     }
 
-    /// `/metrics` lines of the webhook queue (empty without webhooks).
-    func metricsText() -> String { (webhooks?.metricsText() ?? "") + (consumption?.metricsText() ?? "") }
+    /// `/metrics` lines of the delivery record, the webhook queue and the consumption answers (each when on).
+    func metricsText() -> String {
+        var out = ""
+        if let deliveries {
+            out += "# HELP depot_delivery_record_dropped_total Pieces of pack files sent that the delivery record dropped because too many purchase files waited for the ledger.\n"
+            out += "# TYPE depot_delivery_record_dropped_total counter\n"
+            out += "depot_delivery_record_dropped_total \(deliveries.droppedPieceCount)\n"
+        }
+        return out + (webhooks?.metricsText() ?? "") + (consumption?.metricsText() ?? "")
+    }
 
     /// Called after each catalog swap: a pack whose live version changed raises `pack.published` (once per
     /// version, whichever instance sees it first).
@@ -88,12 +114,17 @@ final class PurchaseRecords: Sendable {
         let snapshot = store.current
         Task(executorPreference: WorkerPool.shared) {
             for (pack, version) in changed {
-                let manifest = snapshot?.content.packs[pack]?.versions[version]?.manifest
-                await webhooks.emit(.packPublished, orderingKey: "pack:\(pack)", data: WebhookEventData(
-                    productId: manifest?.productId, pack: pack, version: version, chunks: manifest.map { $0.files.reduce(0) { $0 + $1.chunks.count } },
-                    bytes: manifest?.downloadBytes), once: "\(pack):\(version)")
+                await Self.announce(pack: pack, version: version, snapshot: snapshot, webhooks: webhooks)
             }
         }
+    }
+
+    /// Queues `pack.published` for `version` of `pack` (once per version, whichever instance or start queues it first).
+    private static func announce(pack: String, version: Int, snapshot: DepotSnapshot?, webhooks: WebhookDispatcher) async {
+        let manifest = snapshot?.content.packs[pack]?.versions[version]?.manifest
+        await webhooks.emit(.packPublished, orderingKey: "pack:\(pack)", data: WebhookEventData(
+            productId: manifest?.productId, pack: pack, version: version, chunks: manifest.map { $0.files.reduce(0) { $0 + $1.chunks.count } },
+            bytes: manifest?.downloadBytes), once: "\(pack):\(version)")
     }
 
     private static func liveVersions(_ store: CatalogStore) -> [String: Int] {
