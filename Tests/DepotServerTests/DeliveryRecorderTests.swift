@@ -70,6 +70,28 @@ import Testing
         withExtendedLifetime(directory) {}
     }
 
+    /// While the ledger is away, at most `maximumPendingFiles` purchase files wait; pieces of others are dropped
+    /// and counted.
+    @Test func whatWaitsIsBoundedAndTheRestCounted() async throws {
+        let directory = TemporaryDirectory("delivery-recorder-bounded")
+        let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
+        let recorder = DeliveryRecorder(loops: 1, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                        maximumPendingFiles: 2, manifest: { _, _ in Self.manifest })
+        try await ledger.setQueryOnly(true)
+        for purchase in ["p1", "p2", "p3", "p4"] { recorder.record(loop: 0, Self.piece(purchase, "a.bin", 0..<100)) }
+        recorder.record(loop: 0, Self.piece("p1", "a.bin", 100..<200))
+        await recorder.stop()
+        #expect(recorder.droppedPieceCount == 2)
+        #expect(recorder.pendingPieceCount == 2)
+        try await ledger.setQueryOnly(false)
+        await recorder.writePending()
+        #expect(try await ledger.deliveries(originalTransactionID: "p1").first?.chunks.count == 2)
+        #expect(try await ledger.deliveries(originalTransactionID: "p2").first?.chunks.count == 1)
+        #expect(try await ledger.deliveries(originalTransactionID: "p3").isEmpty)
+        await ledger.close()
+        withExtendedLifetime(directory) {}
+    }
+
     @Test func theFlusherCollectsOnTheLoopsOwnThreadsAndWritesOncePerRound() async throws {
         let directory = TemporaryDirectory("delivery-recorder-loops")
         let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
