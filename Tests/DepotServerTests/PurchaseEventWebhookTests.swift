@@ -136,7 +136,6 @@ import Testing
         let (hooks, none) = (median(timed.hooks), median(timed.none))
         print("receipts: median \(Int(hooks * 1000)) ms with a receiver answering 500, \(Int(none * 1000)) ms without webhooks")
         #expect(hooks < max(none * 3, none + 0.25), "median \(hooks) s with the failing receiver, \(none) s without")
-        #expect(timed.hooks.max() ?? 0 < 10, "no receipt waited for the held webhook")
         await withHooks.stop()
         await without.stop()
         await failing.down()

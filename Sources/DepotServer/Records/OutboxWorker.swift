@@ -46,6 +46,8 @@ final class OutboxWorker: Sendable {
         /// The loop waiting in `idle()`, resumed by `wake()`, `stop()` or its timer.
         var sleeper: CheckedContinuation<Void, Never>?
         var inFlight = 0
+        /// The items being attempted (a claim whose lease ran out during its attempt comes back: not twice).
+        var attempting: Set<Int64> = []
     }
 
     let queue: OutboxQueue
@@ -150,11 +152,19 @@ final class OutboxWorker: Sendable {
                     } catch {
                         logger.warning(event, "\(queue.rawValue) queue: cannot read the ledger: \(error)")
                     }
-                    state.withLock { $0.inFlight += claimed.count }
+                    claimed = state.withLock { state in
+                        let fresh = claimed.filter { !state.attempting.contains($0.id) }
+                        state.inFlight += fresh.count
+                        state.attempting.formUnion(fresh.map(\.id))
+                        return fresh
+                    }
                     for item in claimed {
                         group.addTask {
                             await self.handle(item)
-                            self.state.withLock { $0.inFlight -= 1 }
+                            self.state.withLock {
+                                $0.inFlight -= 1
+                                $0.attempting.remove(item.id)
+                            }
                             self.wake()
                         }
                     }
