@@ -14,7 +14,9 @@
 #  4. A fresh instance on that database, its pool opened by a second of purchases, under product-list load
 #     (/products_v1.json at 8 and 64 connections): its RSS sampled during that load. Target: <= 45 MB.
 # Purchases and notifications are signed by a run-time test PKI the instances trust (depot-bench signed).
-# Usage: Tests/Benchmarks/scaleout.sh [seconds-per-round] [rounds] [file-MiB]
+# PARTS=1 runs part 1 alone. BASELINE_DEPOT=PATH (another build of depot, e.g. main's before a change) adds a third
+# instance to part 1, on PostgreSQL with that binary and its own database, in the same alternating rounds.
+# Usage: [PARTS=1] [BASELINE_DEPOT=PATH] Tests/Benchmarks/scaleout.sh [seconds-per-round] [rounds] [file-MiB]
 source "$(dirname "$0")/lib.sh"
 SECONDS_PER_ROUND="${1:-5}"
 ROUNDS="${2:-3}"
@@ -23,6 +25,10 @@ RATE_CLIENTS="${RATE_CLIENTS:-16}"
 SIGNED="${SIGNED:-20000}"
 REVOCATIONS="${REVOCATIONS:-200}"
 EDGE_SECRET="depot-benchmark-edge-secret-0123456789abcdef"
+PARTS="${PARTS:-all}"
+BASELINE_DEPOT="${BASELINE_DEPOT:-}"
+[ "$PARTS" = all ] || [ "$PARTS" = 1 ] || { echo "PARTS is all or 1" >&2; exit 64; }
+[ -z "$BASELINE_DEPOT" ] || [ -x "$BASELINE_DEPOT" ] || { echo "BASELINE_DEPOT is not an executable: $BASELINE_DEPOT" >&2; exit 64; }
 need_tools wrk nginx curl
 build_release
 build_bench
@@ -54,22 +60,30 @@ check_server() {
     || { echo "a signed REFUND was not acknowledged at $url" >&2; exit 1; }
 }
 
-# --- 1. SQLite vs PostgreSQL on one instance each
+# --- 1. SQLite vs PostgreSQL on one instance each (and the baseline binary on PostgreSQL)
 loads "part 1 start"
+declare -A URLS SERVER_PIDS LABELS=([sqlite]=SQLite [postgres]=PostgreSQL [baseline]="PostgreSQL, baseline")
+BACKENDS=(sqlite postgres)
 DEPOT_NAME=scaleout-sqlite start_depot "${COMMON[@]}" --data "$OUT/scaleout-var-sqlite"
-SQLITE_URL="$DEPOT_URL"; SQLITE_PID="$DEPOT_PID"
+URLS[sqlite]="$DEPOT_URL"; SERVER_PIDS[sqlite]="$DEPOT_PID"
 DEPOT_NAME=scaleout-postgres start_depot "${COMMON[@]}" --data "$OUT/scaleout-var-postgres" --ledger "$(pg_database rates)"
-POSTGRES_URL="$DEPOT_URL"; POSTGRES_PID="$DEPOT_PID"
-check_server "$SQLITE_URL"; check_server "$POSTGRES_URL"
+URLS[postgres]="$DEPOT_URL"; SERVER_PIDS[postgres]="$DEPOT_PID"
+if [ -n "$BASELINE_DEPOT" ]; then
+  DEPOT="$BASELINE_DEPOT" DEPOT_NAME=scaleout-baseline start_depot "${COMMON[@]}" --data "$OUT/scaleout-var-baseline" \
+    --ledger "$(pg_database rates_baseline)"
+  URLS[baseline]="$DEPOT_URL"; SERVER_PIDS[baseline]="$DEPOT_PID"; BACKENDS+=(baseline)
+fi
+for backend in "${BACKENDS[@]}"; do check_server "${URLS[$backend]}"; done
 
 postgres_ticks() { local sum=0 pid; for pid in $(postgres_pids); do sum=$((sum + $(cpu_ticks "$pid" 2>/dev/null || echo 0))); done; echo "$sum"; }
 declare -A RESULTS
-USED=0   # lines the earlier rounds posted (per wrk thread): each round starts after them, on both servers
+USED=0   # lines the earlier rounds posted (per wrk thread): each round starts after them, on every server
 for round in $(seq 1 "$ROUNDS"); do
   used_now=0
-  backends=(sqlite postgres); [ $((round % 2)) = 0 ] && backends=(postgres sqlite)
+  backends=("${BACKENDS[@]}")   # odd rounds in order, even rounds reversed
+  [ $((round % 2)) = 0 ] && for ((i = ${#BACKENDS[@]} - 1, j = 0; i >= 0; i--, j++)); do backends[j]="${BACKENDS[i]}"; done
   for backend in "${backends[@]}"; do
-    if [ "$backend" = sqlite ]; then url="$SQLITE_URL"; pid="$SQLITE_PID"; else url="$POSTGRES_URL"; pid="$POSTGRES_PID"; fi
+    url="${URLS[$backend]}"; pid="${SERVER_PIDS[$backend]}"
     for kind in receipts notifications; do
       if [ "$kind" = receipts ]; then path=/v1/receipts; file="$SIGNED_DIR/transactions.txt"; field=transactions
       else path=/v1/notifications/appstore; file="$SIGNED_DIR/refunds.txt"; field=notifications; fi
@@ -87,9 +101,34 @@ for round in $(seq 1 "$ROUNDS"); do
   USED=$((USED + used_now))
   [ $((USED * 2)) -lt "$SIGNED" ] || echo "warning: the signed purchases ran out; later ones repeat (raise SIGNED)" >&2
 done
-RATE_RSS="$(peak_rss_mb "$SQLITE_PID") MB SQLite, $(peak_rss_mb "$POSTGRES_PID") MB PostgreSQL"
-kill "$SQLITE_PID" "$POSTGRES_PID"; wait "$SQLITE_PID" "$POSTGRES_PID" 2>/dev/null || true
+RATE_RSS="$(for backend in "${BACKENDS[@]}"; do printf '%s MB %s, ' "$(peak_rss_mb "${SERVER_PIDS[$backend]}")" "${LABELS[$backend]}"; done)"
+for backend in "${BACKENDS[@]}"; do kill "${SERVER_PIDS[$backend]}"; wait "${SERVER_PIDS[$backend]}" 2>/dev/null || true; done
 loads "part 1 end"
+
+med() { column_median "${RESULTS[$1]}" "$2"; }
+print_rates() {
+  printf "\n1. one instance, %s connections (wrk)     %10s %8s %8s %6s %12s %12s\n" "$RATE_CLIENTS" "req/s" "p50" "p99" "errors" "depot CPU" "pg CPU"
+  local kind backend r
+  for kind in receipts notifications; do
+    for backend in "${BACKENDS[@]}"; do
+      r=${RESULTS["$kind|$backend"]}
+      printf "%-42s %10.0f %8s %8s %6s %9s ms %9s ms\n" "$kind ($backend)" "$(med "$kind|$backend" 1)" "$(med "$kind|$backend" 2)" \
+        "$(med "$kind|$backend" 3)" "$(column_sum "$r" 4)" "$(med "$kind|$backend" 5)" "$(med "$kind|$backend" 6)"
+    done
+    echo "  $kind PostgreSQL / SQLite: $(ratio "$(med "$kind|postgres" 1)" "$(med "$kind|sqlite" 1)")x (target >= 0.7x)"
+    [ -n "$BASELINE_DEPOT" ] && echo "  $kind PostgreSQL with the baseline ($BASELINE_DEPOT) / SQLite:" \
+      "$(ratio "$(med "$kind|baseline" 1)" "$(med "$kind|sqlite" 1)")x; this build / the baseline:" \
+      "$(ratio "$(med "$kind|postgres" 1)" "$(med "$kind|baseline" 1)")x"
+  done
+  echo "  peak RSS: ${RATE_RSS%, }"
+}
+if [ "$PARTS" = 1 ]; then
+  print_rates
+  echo
+  echo "medians of $ROUNDS alternating rounds of ${SECONDS_PER_ROUND}s; latencies in ms; errors: non-2xx/3xx and socket errors, summed"
+  printf '%s\n' "${LOADS[@]}" | sed 's/^/load averages at /'
+  exit 0
+fi
 
 # --- 2. three instances on one database: revocation propagation
 CLUSTER_LEDGER=$(pg_database cluster)
@@ -167,17 +206,7 @@ LIST_PEAK=$(peak_rss_mb "$LIST_PID")
 loads "part 4 end"
 
 # --- the table
-med() { column_median "${RESULTS[$1]}" "$2"; }
-printf "\n1. one instance, %s connections (wrk)     %10s %8s %8s %6s %12s %12s\n" "$RATE_CLIENTS" "req/s" "p50" "p99" "errors" "depot CPU" "pg CPU"
-for kind in receipts notifications; do
-  for backend in sqlite postgres; do
-    r=${RESULTS["$kind|$backend"]}
-    printf "%-42s %10.0f %8s %8s %6s %9s ms %9s ms\n" "$kind ($backend)" "$(med "$kind|$backend" 1)" "$(med "$kind|$backend" 2)" \
-      "$(med "$kind|$backend" 3)" "$(column_sum "$r" 4)" "$(med "$kind|$backend" 5)" "$(med "$kind|$backend" 6)"
-  done
-  echo "  $kind PostgreSQL / SQLite: $(ratio "$(med "$kind|postgres" 1)" "$(med "$kind|sqlite" 1)")x (target >= 0.7x)"
-done
-echo "  peak RSS: $RATE_RSS"
+print_rates
 echo
 echo "2. propagation over $P_COUNT revocations through one of three instances ($P_DELAYS delays, the other two each):"
 echo "  p50 $P_P50 ms, p99 $P_P99 ms, max $P_MAX ms (target p99 <= 1000 ms); the refund itself p50 $P_REFUND ms; problems: $P_PROBLEMS"

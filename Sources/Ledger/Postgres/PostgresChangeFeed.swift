@@ -11,6 +11,15 @@ import Synchronization
 /// (`catchUp()`), and every `interval` (200 ms) regardless, so a lost notification costs at most that. After
 /// every (re)connection it reloads the whole index, since notifications sent while it was away are lost.
 /// A lost connection is retried with `ReconnectBackoff` (at most 5 s apart) until the database is back.
+///
+/// Who sends the `NOTIFY`: this feed, once per poll that this instance's writers asked for, in the poll's own
+/// statement — not each write's transaction. PostgreSQL serializes the commits of notifying transactions
+/// under one database-wide lock held through the commit's WAL flush, so a `NOTIFY` per write made every
+/// write wait for the flushes of all the others (no group commit). The writes commit without it; the feed's
+/// one `NOTIFY` covers every commit its writers made before the poll, on a session with `synchronous_commit
+/// off` (a notification is a hint, not data: the changes it announces are already durable). The feed ignores
+/// its own `NOTIFY` (it has just read those changes). An instance that dies between a commit and the feed's
+/// poll leaves the change to the other instances' periodic polls: within `interval`.
 final class PostgresChangeFeed: @unchecked Sendable {
     // @unchecked: `connection` and `mark` are touched only on the feed thread; the rest is behind `state`.
     private struct State {
@@ -19,6 +28,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
         var stopping = false
         var pollsStarted: UInt64 = 0
         var pollRequested = false
+        var announceRequested = false
         var waiters: [Int: (target: UInt64, continuation: CheckedContinuation<Void, Never>)] = [:]
         var nextWaiter = 0
         var finished = false
@@ -66,9 +76,10 @@ final class PostgresChangeFeed: @unchecked Sendable {
     }
 
     /// Waits until a poll that started after this call has completed, so the index shows every commit made
-    /// before it (a writer calls this after its commit). Returns at once while disconnected, and after
+    /// before it (a writer calls this after its commit). With `announce` (the writer changed access state),
+    /// that poll also notifies the other instances' feeds. Returns at once while disconnected, and after
     /// `catchUpTimeout` at the latest.
-    func catchUp() async {
+    func catchUp(announce: Bool = true) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let id: Int? = state.withLock { state in
                 guard state.connected, !state.stopping else { return nil }
@@ -76,6 +87,7 @@ final class PostgresChangeFeed: @unchecked Sendable {
                 state.nextWaiter += 1
                 state.waiters[id] = (state.pollsStarted + 1, continuation)
                 state.pollRequested = true
+                if announce { state.announceRequested = true }
                 return id
             }
             guard let id else { return continuation.resume() }
@@ -159,7 +171,10 @@ final class PostgresChangeFeed: @unchecked Sendable {
             wait(socket: socket, timeout: timeout)
             guard !state.withLock({ $0.stopping }), let connection else { continue }
             do throws(PostgresError) {
-                let received = try connection.notifications().filter { $0.channel == PostgresLedgerStore.channel }.count
+                let own = connection.backendPID
+                let received = try connection.notifications().filter {
+                    $0.channel == PostgresLedgerStore.channel && $0.senderPID != own
+                }.count
                 let asked = state.withLock { state -> Bool in
                     state.statistics.notifications += received
                     return state.pollRequested
@@ -177,7 +192,9 @@ final class PostgresChangeFeed: @unchecked Sendable {
     private func connect() throws(PostgresError) {
         let connection = try pool.connect(application: "depot-ledger-feed")
         do {
-            try connection.execute("LISTEN \(PostgresLedgerStore.channel)")
+            // The polls are small index reads: JIT compilation (on by default, for statements the planner
+            // thinks costly) would spend tens of milliseconds of CPU on each.
+            try connection.execute("SET synchronous_commit = off; SET jit = off; LISTEN \(PostgresLedgerStore.channel)")
             let began = Date()
             let (mark, entries) = try PostgresAccessReader(connection: connection).all()
             index.replaceAll(entries)
@@ -199,13 +216,17 @@ final class PostgresChangeFeed: @unchecked Sendable {
 
     /// Reads what changed since the mark and applies it; releases the writers waiting for this poll.
     private func poll(_ connection: PostgresConnection) throws(PostgresError) {
-        let number = state.withLock { state -> UInt64 in
-            state.pollRequested = false
+        let (number, announce) = state.withLock { state -> (UInt64, Bool) in
+            defer {
+                state.pollRequested = false
+                state.announceRequested = false
+            }
             state.pollsStarted += 1
-            return state.pollsStarted
+            return (state.pollsStarted, state.announceRequested)
         }
         let began = Date()
-        let (mark, entries) = try PostgresAccessReader(connection: connection).changed(since: mark)
+        let (mark, entries) = try PostgresAccessReader(connection: connection)
+            .changed(since: mark, announce: announce ? PostgresLedgerStore.channel : nil)
         index.update(entries)
         self.mark = mark
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in

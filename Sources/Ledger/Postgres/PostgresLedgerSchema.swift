@@ -16,7 +16,7 @@
 /// - `account_bindings_by_account` (version 4): as SQLite's version 5.
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
-///   state. Every write takes this row's lock (`SELECT … FOR UPDATE`, in ID order) before reading or changing
+///   state. Every write takes this row's lock (`INSERT … ON CONFLICT DO UPDATE`, in ID order) before reading or changing
 ///   bindings and revocations, which makes `first` bindings exactly-once and `transfer` last-committer-wins
 ///   across instances. The change feed reads the rows whose `changed_xid` is at or above the `xmin` of its
 ///   previous snapshot (indexed), so a change is found whatever order concurrent writers commit in.

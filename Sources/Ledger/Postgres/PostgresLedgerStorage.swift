@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// A write's result is returned only after its `COMMIT` succeeded. When it changed access state, it then
 /// waits for the feed to read that state back into the index (`catchUp()`), so the caller sees its own write
-/// in `access(...)` right away; the index is only ever written by the feed, in the database's order.
+/// in `access(...)` right away; the index is only ever written by the feed, in the database's order. That
+/// poll also tells the other instances (the feed's `NOTIFY`): the write's transaction sends none.
 final class PostgresLedgerStorage: LedgerStorage {
     let backend = LedgerBackend.postgres
     let pool: PostgresPool
@@ -70,14 +71,14 @@ final class PostgresLedgerStorage: LedgerStorage {
             try PostgresLedgerStore(connection: connection).unchangedDecisions(purchases, account: account, policy: policy)
         }
         if let known {
-            if known.values.contains(.boundToOtherAccount) { await feed.catchUp() }
+            if known.values.contains(.boundToOtherAccount) { await feed.catchUp(announce: false) }
             return known
         }
         let (decisions, changed) = try await pool.run(.readCommitted, readOnly: refusing, failure: { .writeFailed(message: $0) }) { connection throws(PostgresError) in
             try PostgresLedgerStore(connection: connection).record(purchases, account: account, policy: policy, now: now, events: events)
         }
         // A refusal under `first` means another instance's binding is in the database: show it here too.
-        if !changed.isEmpty || decisions.values.contains(.boundToOtherAccount) { await feed.catchUp() }
+        if !changed.isEmpty || decisions.values.contains(.boundToOtherAccount) { await feed.catchUp(announce: !changed.isEmpty) }
         return decisions
     }
 

@@ -77,7 +77,7 @@ extension PostgresLedgerStore {
             INSERT INTO ledger_settings (name, value) VALUES ('copied_from_sqlite', $1)
             ON CONFLICT (name) DO UPDATE SET value = excluded.value
             """, [.bytes(Array(source.utf8))])
-        try markChanged(originals)
+        try markChanged(originals, notify: true)
         return report
     }
 }

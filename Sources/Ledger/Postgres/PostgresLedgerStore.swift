@@ -4,10 +4,11 @@ import Foundation
 /// opened (`READ COMMITTED`).
 ///
 /// Every write first locks the `original_transactions` rows of the originals it touches (created if new,
-/// then `SELECT … FOR UPDATE`, in byte order so two writers never wait on each other in a cycle), then reads
-/// and changes bindings and revocations: under `first` exactly one of two concurrent writers binds, under
-/// `transfer` the last to commit wins. Originals whose access state may have changed get their
-/// `changed_xid` set to this transaction and a `NOTIFY` on `channel`, both taking effect at commit.
+/// locked by `INSERT … ON CONFLICT DO UPDATE` in byte order, so two writers never wait on each other in a
+/// cycle), then reads and changes bindings and revocations: under `first` exactly one of two concurrent
+/// writers binds, under `transfer` the last to commit wins. Originals whose access state may have changed get
+/// their `changed_xid` set to this transaction, taking effect at commit; the writer's change feed then reads
+/// them and tells the other instances' feeds (`PostgresChangeFeed`: the write itself sends no `NOTIFY`).
 struct PostgresLedgerStore {
     /// The `LISTEN`/`NOTIFY` channel of the change feed.
     static let channel = "depot_ledger"
@@ -114,6 +115,11 @@ struct PostgresLedgerStore {
 
     /// Applies a notification once: `nil` when `notificationID` was processed before (nothing changed),
     /// otherwise the originals whose access state changed.
+    ///
+    /// Round trips (`PostgresWriteCostTests`): the notification's row, the lock and change mark of its
+    /// originals, then one statement for all its revocations and one for all its restorations (each also
+    /// answering the product the events name: the transaction's, else its original transaction's when that
+    /// transaction was never recorded), the outbox when there are events; plus `BEGIN` and `COMMIT`.
     func apply(
         notificationID: String, type: String, revoke: [LedgerRevocation], restore: [String], by: String = "apple", now: Date,
         events: AccessEvents? = nil
@@ -128,55 +134,72 @@ struct PostgresLedgerStore {
             "SELECT original_transaction_id FROM revocations WHERE transaction_id = ANY($1::text[])",
             [.textArray(restore)]).rows.compactMap { $0[0] }
         let originals = Set(revoke.map(\.originalTransactionID) + restored)
-        try lock(Array(originals))
-        for revocation in revoke {
-            let revokedMS = LedgerTime.milliseconds(revocation.revokedAt)
-            try connection.query(
+        try lock(Array(originals), markingChanged: true)
+        var entries: [OutboxEntry] = []
+        // A transaction named twice: the last revocation of it is the one that stays (as applying them in turn).
+        var last: [String: Int] = [:]
+        for (position, revocation) in revoke.enumerated() { last[revocation.transactionID] = position }
+        let revocations = revoke.enumerated().filter { last[$0.element.transactionID] == $0.offset }.map(\.element)
+        if !revocations.isEmpty {
+            let products = try connection.query(
                 """
-                INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms)
-                VALUES ($1, $2, $3, $4, NULL)
-                ON CONFLICT (transaction_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id,
-                    revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL
+                WITH given AS (
+                    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS g(id, original, revoked_ms, reason)),
+                revoked AS (
+                    INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms)
+                    SELECT id, original, revoked_ms, reason, NULL FROM given
+                    ON CONFLICT (transaction_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id,
+                        revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL)
+                updated AS (
+                    UPDATE transactions t SET revocation_date_ms = g.revoked_ms, updated_ms = $5
+                    FROM given g WHERE t.transaction_id = g.id
+                    RETURNING t.transaction_id, t.product_id)
+                SELECT g.id, COALESCE(u.product_id, o.product_id) FROM given g
+                LEFT JOIN updated u ON u.transaction_id = g.id
+                LEFT JOIN transactions o ON o.transaction_id = g.original
                 """,
-                [.text(revocation.transactionID), .text(revocation.originalTransactionID), .integer(revokedMS),
-                 .text(revocation.reason)])
-            try connection.query(
-                "UPDATE transactions SET revocation_date_ms = $1, updated_ms = $2 WHERE transaction_id = $3",
-                [.integer(revokedMS), .integer(nowMS), .text(revocation.transactionID)])
-            if let events, let entry = events(AccessChange(
-                kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
-                productID: try productID(of: revocation.transactionID, original: revocation.originalTransactionID),
-                account: nil, by: by, reason: revocation.reason, cause: notificationID, at: revocation.revokedAt)) {
-                try PostgresOutbox(connection: connection).insert([entry])
+                [.textArray(revocations.map(\.transactionID)), .textArray(revocations.map(\.originalTransactionID)),
+                 .integerArray(revocations.map { LedgerTime.milliseconds($0.revokedAt) }), .textArray(revocations.map(\.reason)),
+                 .integer(nowMS)]).pairs
+            if let events {
+                entries += revoke.compactMap { revocation in
+                    events(AccessChange(
+                        kind: .revoked, originalTransactionID: revocation.originalTransactionID, transactionID: revocation.transactionID,
+                        productID: products[revocation.transactionID] ?? nil, account: nil, by: by, reason: revocation.reason,
+                        cause: notificationID, at: revocation.revokedAt))
+                }
             }
         }
-        for transactionID in restore {
+        if !restore.isEmpty {
+            // Lifted: (transaction, original, product) of each revocation in force that this notification restores.
             let lifted = try connection.query(
                 """
-                UPDATE revocations SET restored_at_ms = $1, restored_by = $3 WHERE transaction_id = $2 AND restored_at_ms IS NULL
-                RETURNING original_transaction_id
-                """, [.integer(nowMS), .text(transactionID), .text(by)])
-            if let events, let original = lifted.rows.first?[0], let entry = events(AccessChange(
-                kind: .restored, originalTransactionID: original, transactionID: transactionID,
-                productID: try productID(of: transactionID, original: original), account: nil, by: by, reason: type,
-                cause: notificationID, at: now)) {
-                try PostgresOutbox(connection: connection).insert([entry])
+                WITH lifted AS (
+                    UPDATE revocations SET restored_at_ms = $1, restored_by = $3
+                    WHERE transaction_id = ANY($2::text[]) AND restored_at_ms IS NULL
+                    RETURNING transaction_id, original_transaction_id),
+                cleared AS (
+                    UPDATE transactions SET revocation_date_ms = NULL, updated_ms = $1 WHERE transaction_id = ANY($2::text[])
+                    RETURNING transaction_id, product_id)
+                SELECT l.transaction_id, l.original_transaction_id, COALESCE(c.product_id, o.product_id)
+                FROM lifted l LEFT JOIN cleared c USING (transaction_id)
+                LEFT JOIN transactions o ON o.transaction_id = l.original_transaction_id
+                """, [.integer(nowMS), .textArray(restore), .text(by)]).rows
+            if let events {
+                var announced: Set<String> = []
+                for transactionID in restore where !announced.contains(transactionID) {
+                    guard let row = lifted.first(where: { $0[0] == transactionID }), let original = row[1] else { continue }
+                    announced.insert(transactionID)
+                    if let entry = events(AccessChange(
+                        kind: .restored, originalTransactionID: original, transactionID: transactionID, productID: row[2],
+                        account: nil, by: by, reason: type, cause: notificationID, at: now)) {
+                        entries.append(entry)
+                    }
+                }
             }
-            try connection.query(
-                "UPDATE transactions SET revocation_date_ms = NULL, updated_ms = $1 WHERE transaction_id = $2",
-                [.integer(nowMS), .text(transactionID)])
         }
-        try markChanged(originals)
+        try PostgresOutbox(connection: connection).insert(entries)
         return originals
-    }
-
-    /// The product of a recorded transaction, else of its original transaction (a change naming no recorded
-    /// transaction: a support revocation, a refund seen before its receipt); nil when neither was recorded.
-    private func productID(of transactionID: String, original: String) throws(PostgresError) -> String? {
-        for id in [transactionID, original] {
-            if let found = try connection.query("SELECT product_id FROM transactions WHERE transaction_id = $1", [.text(id)]).scalar { return found }
-        }
-        return nil
     }
 
     /// The download-token key: the stored one, or `generate()`'s if none is stored yet. Statements in
@@ -220,30 +243,34 @@ struct PostgresLedgerStore {
 
     // MARK: - Locking and change marks
 
-    /// Creates the `original_transactions` rows of `originals` if needed and locks them, in byte order.
-    func lock(_ originals: [String]) throws(PostgresError) {
+    /// Creates the `original_transactions` rows of `originals` if needed and locks them, in byte order, in one
+    /// statement: `ON CONFLICT DO UPDATE` locks a row that exists (or that a concurrent writer has just
+    /// committed, which a later statement's snapshot would be needed to see otherwise), as `FOR UPDATE` would.
+    /// Every writer locks this way, in one pass in one order, so two writers never wait on each other in a
+    /// cycle. `markingChanged` also marks them changed by this transaction (for a write that changes every
+    /// original it locks); otherwise a row keeps its mark.
+    func lock(_ originals: [String], markingChanged: Bool = false) throws(PostgresError) {
         guard !originals.isEmpty else { return }
-        let ids = PostgresValue.textArray(Set(originals))
+        let mark = markingChanged ? "pg_current_xact_id()" : "'0'::xid8"
+        let kept = markingChanged ? "excluded.changed_xid" : "original_transactions.changed_xid"
         try connection.query(
             """
             INSERT INTO original_transactions (original_transaction_id, changed_xid)
-            SELECT id, '0'::xid8 FROM unnest($1::text[]) AS id ORDER BY id COLLATE "C"
-            ON CONFLICT (original_transaction_id) DO NOTHING
-            """, [ids])
-        try connection.query(
-            """
-            SELECT 1 FROM original_transactions WHERE original_transaction_id = ANY($1::text[])
-            ORDER BY original_transaction_id FOR UPDATE
-            """, [ids])
+            SELECT id, \(mark) FROM unnest($1::text[]) AS id ORDER BY id COLLATE "C"
+            ON CONFLICT (original_transaction_id) DO UPDATE SET changed_xid = \(kept)
+            """, [.textArray(Set(originals))])
     }
 
-    /// Marks `originals` changed by this transaction and notifies the change feeds (both at commit).
-    func markChanged(_ originals: Set<String>) throws(PostgresError) {
+    /// Marks `originals` changed by this transaction (the change feeds find them by that mark once it commits).
+    /// With `notify`, also sends the feeds a `NOTIFY` at commit: for a writer that is not a ledger with its own
+    /// feed (`depot ledger copy`); a ledger's writes leave that to their feed (`PostgresChangeFeed`), since
+    /// PostgreSQL serializes notifying commits.
+    func markChanged(_ originals: Set<String>, notify: Bool = false) throws(PostgresError) {
         guard !originals.isEmpty else { return }
         try connection.query(
             "UPDATE original_transactions SET changed_xid = pg_current_xact_id() WHERE original_transaction_id = ANY($1::text[])",
             [.textArray(originals)])
-        try connection.query("SELECT pg_notify($1, '')", [.text(Self.channel)])
+        if notify { try connection.query("SELECT pg_notify($1, '')", [.text(Self.channel)]) }
     }
 
     // MARK: - Private

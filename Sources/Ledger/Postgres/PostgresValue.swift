@@ -55,6 +55,15 @@ struct PostgresRows: Sendable, Equatable {
     /// The first column of the first row.
     var scalar: String? { rows.first?.first ?? nil }
 
+    /// The second column by the first, of the rows whose first column is not `NULL` (a later row wins).
+    var pairs: [String: String?] {
+        var pairs: [String: String?] = [:]
+        for row in rows where row.count >= 2 {
+            if let key = row[0] { pairs[key] = row[1] }
+        }
+        return pairs
+    }
+
     /// Decodes a `bytea` column in the server's hex output format (`\x0a1b...`).
     static func bytes(fromHex text: String) -> [UInt8]? {
         let digits = Array(text.utf8)
