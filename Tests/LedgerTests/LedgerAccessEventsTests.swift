@@ -44,4 +44,34 @@ import Testing
             #expect(ledger.access(originalTransactionID: "p1", account: "alice") == .allowed)
         }
     }
+
+    @Test(arguments: LedgerBackend.allCases)
+    func aNotificationWithSeveralRevocationsAndRestorationsWritesAndRaisesEachOnce(_ backend: LedgerBackend) async throws {
+        try await LedgerFixture.withLedger(backend) { ledger, _ in
+            _ = try await ledger.record([LedgerFixture.purchase("m1", original: "a"), LedgerFixture.purchase("m2", original: "b")],
+                                        account: nil, policy: .transfer, now: LedgerFixture.now)
+            ledger.raiseAccessEvents(Self.entry)
+            // m1 twice (the last revocation of it stays, as applying them in turn), m2, and x9 never recorded.
+            #expect(try await ledger.apply(
+                notificationID: "v1", type: "REFUND",
+                revoke: [LedgerFixture.revocation("m1", original: "a"), LedgerFixture.revocation("m2", original: "b"),
+                         LedgerFixture.revocation("x9", original: "x"), LedgerFixture.revocation("m1", original: "a", daysAgo: 1)],
+                restore: [], now: LedgerFixture.now))
+            for original in ["a", "b", "x"] { #expect(ledger.access(originalTransactionID: original, account: nil) == .revoked) }
+            #expect(try await ledger.purchases(originalTransactionID: "a").map(\.revocationDate) == [LedgerFixture.day(-1)])
+            #expect(try await ledger.purchases(originalTransactionID: "b").map(\.revocationDate) == [LedgerFixture.now])
+            // Restoring m2, m1, one never revoked and m2 again, in one notification.
+            #expect(try await ledger.apply(notificationID: "v2", type: "REFUND_REVERSED", revoke: [], restore: ["m2", "m1", "nope", "m2"],
+                                           now: LedgerFixture.day(1)))
+            #expect(ledger.access(originalTransactionID: "a", account: nil) == .allowed)
+            #expect(ledger.access(originalTransactionID: "b", account: nil) == .allowed)
+            #expect(ledger.access(originalTransactionID: "x", account: nil) == .revoked)
+            #expect(try await ledger.purchases(originalTransactionID: "b").map(\.revocationDate) == [nil])
+            let a = try await ledger.outboxItems(queue: .webhook, orderingKey: "a")
+            #expect(a.map(\.entry.key) == ["revoked:m1:v1:-", "restored:m1:v2:-"])
+            #expect(a.map(\.entry.payload) == ["apple|REFUND|com.example.depot.level2", "apple|REFUND_REVERSED|com.example.depot.level2"])
+            #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "b").map(\.entry.key) == ["revoked:m2:v1:-", "restored:m2:v2:-"])
+            #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "x").map(\.entry.payload) == ["apple|REFUND|-"])
+        }
+    }
 }

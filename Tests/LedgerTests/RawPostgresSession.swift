@@ -52,6 +52,25 @@ final class RawPostgresSession: @unchecked Sendable { // @unchecked: `connection
         }
     }
 
+    /// The notifications this session has received so far (after a `LISTEN`).
+    func notifications() async throws -> [PostgresNotification] {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                do {
+                    continuation.resume(returning: try self.connection.notifications())
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// The server process IDs of this database's sessions named `application`.
+    func backendPIDs(application: String) async throws -> Set<Int32> {
+        Set(try await query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+                            [.text(application)]).compactMap { $0[0].flatMap { Int32($0) } })
+    }
+
     /// Ends the sessions of this database whose application name is `application`; returns how many.
     @discardableResult
     func terminate(application: String) async throws -> Int {

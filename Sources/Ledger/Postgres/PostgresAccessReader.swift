@@ -33,41 +33,18 @@ struct PostgresAccessReader {
     /// `NOTIFY` on `channel` (at the end of the read, after every commit it saw): this instance's writers
     /// asked for the read, so other instances have something to read too.
     func changed(since mark: String, announce channel: String? = nil) throws(PostgresError) -> (mark: String, entries: [String: AccessEntry]) {
-        let candidates = """
-            SELECT original_transaction_id AS id FROM original_transactions
-            WHERE changed_xid >= $1::xid8 AND changed_xid < pg_snapshot_xmax(pg_current_snapshot())
-            """
-        guard let channel else { return try read(candidates, [.text(mark)]) }
-        return try read(candidates, [.text(mark), .text(channel)], announcing: true)
+        guard let channel else { return try read(Self.changedCandidates, [.text(mark)]) }
+        return try read(Self.changedCandidates, [.text(mark), .text(channel)], announcing: true)
     }
 
     /// Revocation rule (as `SQLiteLedgerStore`): revoked when some revocation in force is not followed by a
     /// later non-revoked transaction; a revocation's time is its transaction's purchase date, or the
-    /// revocation date when that transaction was never seen. ("No revocation in force" is a scalar subquery
-/// on the revocation's primary key, not `NOT EXISTS`, which the planner may turn into a hash anti-join over
-/// every revocation.) `announcing`: the last parameter is a channel to
-    /// `NOTIFY` (its CTE feeds the mark row, so it runs exactly once).
+    /// revocation date when that transaction was never seen. `announcing`: the last parameter is a channel to
+    /// `NOTIFY`.
     private func read(
         _ candidates: String, _ parameters: [PostgresValue], announcing: Bool = false
     ) throws(PostgresError) -> (mark: String, entries: [String: AccessEntry]) {
-        let announce = announcing ? "announce AS (SELECT pg_notify($\(parameters.count), '')), " : ""
-        let rows = try connection.query(
-            """
-            WITH \(announce)candidates AS MATERIALIZED (\(candidates))
-            SELECT pg_snapshot_xmin(pg_current_snapshot())::text, NULL, NULL, NULL\(announcing ? " FROM announce" : "")
-            UNION ALL
-            SELECT NULL, c.id, (v.at_ms IS NOT NULL AND (a.at_ms IS NULL OR a.at_ms <= v.at_ms))::text, b.account
-            FROM candidates c
-            CROSS JOIN LATERAL (
-                SELECT MAX(COALESCE(t.purchase_date_ms, r.revoked_at_ms)) AS at_ms
-                FROM revocations r LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
-                WHERE r.original_transaction_id = c.id AND r.restored_at_ms IS NULL) v
-            CROSS JOIN LATERAL (
-                SELECT MAX(t.purchase_date_ms) AS at_ms FROM transactions t
-                WHERE v.at_ms IS NOT NULL AND t.original_transaction_id = c.id
-                  AND (SELECT r.restored_at_ms IS NULL FROM revocations r WHERE r.transaction_id = t.transaction_id) IS NOT TRUE) a
-            LEFT JOIN LATERAL (SELECT account FROM account_bindings WHERE original_transaction_id = c.id) b ON true
-            """, parameters)
+        let rows = try connection.query(Self.statement(candidates, announceParameter: announcing ? parameters.count : nil), parameters)
         var mark: String?
         var entries: [String: AccessEntry] = [:]
         for row in rows.rows {
@@ -83,5 +60,37 @@ struct PostgresAccessReader {
         }
         guard let mark else { throw PostgresError(message: "the change feed's read returned no snapshot mark") }
         return (mark, entries)
+    }
+
+    /// The candidates of a poll: the originals whose mark is at or above `$1` (see the type's note on the bound).
+    static let changedCandidates = """
+        SELECT original_transaction_id AS id FROM original_transactions
+        WHERE changed_xid >= $1::xid8 AND changed_xid < pg_snapshot_xmax(pg_current_snapshot())
+        """
+
+    /// The read's statement: the mark row, then one row per candidate and bound account (`NULL` for none)
+    /// with whether it is revoked. With `announceParameter` (the number of the channel's parameter), the
+    /// `NOTIFY` runs in a CTE that feeds the mark row, so exactly once. "No revocation in force" is a scalar
+    /// subquery on the revocation's primary key, not `NOT EXISTS`, which the planner may turn into a hash
+    /// anti-join over every revocation; `OFFSET 0` keeps the bindings' subquery per candidate (without it the
+    /// planner pulls it up into a hash join over every binding).
+    static func statement(_ candidates: String, announceParameter: Int? = nil) -> String {
+        let announce = announceParameter.map { "announce AS (SELECT pg_notify($\($0), '')), " } ?? ""
+        return """
+            WITH \(announce)candidates AS MATERIALIZED (\(candidates))
+            SELECT pg_snapshot_xmin(pg_current_snapshot())::text, NULL, NULL, NULL\(announceParameter == nil ? "" : " FROM announce")
+            UNION ALL
+            SELECT NULL, c.id, (v.at_ms IS NOT NULL AND (a.at_ms IS NULL OR a.at_ms <= v.at_ms))::text, b.account
+            FROM candidates c
+            CROSS JOIN LATERAL (
+                SELECT MAX(COALESCE(t.purchase_date_ms, r.revoked_at_ms)) AS at_ms
+                FROM revocations r LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
+                WHERE r.original_transaction_id = c.id AND r.restored_at_ms IS NULL) v
+            CROSS JOIN LATERAL (
+                SELECT MAX(t.purchase_date_ms) AS at_ms FROM transactions t
+                WHERE v.at_ms IS NOT NULL AND t.original_transaction_id = c.id
+                  AND (SELECT r.restored_at_ms IS NULL FROM revocations r WHERE r.transaction_id = t.transaction_id) IS NOT TRUE) a
+            LEFT JOIN LATERAL (SELECT account FROM account_bindings WHERE original_transaction_id = c.id OFFSET 0) b ON true
+            """
     }
 }

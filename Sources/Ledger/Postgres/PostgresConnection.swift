@@ -11,6 +11,8 @@ final class PostgresConnection {
     private var handle: OpaquePointer?
     /// Prepared statement names by SQL text.
     private var prepared: [String: String] = [:]
+    /// Requests sent to the server and answered (each statement, each `PQprepare`), for round-trip budgets.
+    private(set) var roundTrips = 0
 
     /// Connects with libpq's keyword/value parameters (`host`, `port`, `dbname`, `user`, `password`,
     /// `sslmode`, ...); blocks until connected or failed (bounded by `connect_timeout` when given).
@@ -72,6 +74,7 @@ final class PostgresConnection {
         } else {
             name = "depot_\(prepared.count + 1)"
             let result = PQprepare(connection, name, sql, Int32(parameters.count), nil)
+            roundTrips += 1
             _ = try rows(of: result, connection)
             prepared[sql] = name
         }
@@ -102,6 +105,7 @@ final class PostgresConnection {
         }
         let values = buffers.map { UnsafePointer($0) }
         let result = PQexecPrepared(connection, name, Int32(parameters.count), values, lengths, formats, 0)
+        roundTrips += 1
         return try rows(of: result, connection)
     }
 
@@ -109,6 +113,7 @@ final class PostgresConnection {
     /// `BEGIN`, `COMMIT`, `LISTEN`).
     func execute(_ sql: String) throws(PostgresError) {
         let connection = try open()
+        roundTrips += 1
         _ = try rows(of: PQexec(connection, sql), connection)
     }
 
