@@ -149,7 +149,7 @@ struct PostgresLedgerStore {
                     INSERT INTO revocations (transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms)
                     SELECT id, original, revoked_ms, reason, NULL FROM given
                     ON CONFLICT (transaction_id) DO UPDATE SET original_transaction_id = excluded.original_transaction_id,
-                        revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL)
+                        revoked_at_ms = excluded.revoked_at_ms, reason = excluded.reason, restored_at_ms = NULL),
                 updated AS (
                     UPDATE transactions t SET revocation_date_ms = g.revoked_ms, updated_ms = $5
                     FROM given g WHERE t.transaction_id = g.id
