@@ -30,11 +30,15 @@ final class VerifiedChainCache: @unchecked Sendable {  // all state is guarded b
         lock.withLock { entries[header] }
     }
 
+    /// How many headers are remembered.
+    var count: Int {
+        lock.withLock { entries.count }
+    }
+
     func store(_ entry: Entry, forHeader header: Data) {
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[header] = entry
         }
     }
-
 }

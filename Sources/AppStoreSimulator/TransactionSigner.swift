@@ -79,10 +79,14 @@ public struct TransactionSigner: Sendable {
 
     /// The PKI whose leaf signs.
     public let pki: TestPKI
+    /// The base64url header of every JWS with the real shape (`alg` ES256, `x5c` of `pki`), made once:
+    /// the store signs every answer with it.
+    private let standardHeaderSegment: String?
 
     /// A signer for `pki`.
     public init(pki: TestPKI) {
         self.pki = pki
+        standardHeaderSegment = try? Self.headerSegment(alg: "ES256", x5c: pki.x5c)
     }
 
     /// Signs a JSON object payload.
@@ -98,11 +102,20 @@ public struct TransactionSigner: Sendable {
     /// Signs raw payload bytes. `x5c` and `alg` default to the real shape; tests override them to
     /// build malformed tokens (which are still correctly signed).
     public func sign(payloadJSON: [UInt8], x5c: [String]? = nil, alg: String = "ES256") throws -> String {
-        let header = try JSONSerialization.data(withJSONObject: ["alg": alg, "x5c": x5c ?? pki.x5c],
-                                                options: [.sortedKeys, .withoutEscapingSlashes])
-        let signingInput = Self.base64URL(Array(header)) + "." + Self.base64URL(payloadJSON)
+        let header: String
+        if x5c == nil, alg == "ES256", let standardHeaderSegment {
+            header = standardHeaderSegment
+        } else {
+            header = try Self.headerSegment(alg: alg, x5c: x5c ?? pki.x5c)
+        }
+        let signingInput = header + "." + Self.base64URL(payloadJSON)
         let signature = try pki.leafKey.signES256(Array(signingInput.utf8))
         return signingInput + "." + Self.base64URL(signature)
+    }
+
+    /// The base64url of the header `{"alg":…,"x5c":[…]}` (sorted keys, slashes unescaped).
+    static func headerSegment(alg: String, x5c: [String]) throws -> String {
+        base64URL(Array(try JSONSerialization.data(withJSONObject: ["alg": alg, "x5c": x5c], options: [.sortedKeys, .withoutEscapingSlashes])))
     }
 
     /// A signed transaction (`JWSTransaction`).
@@ -130,12 +143,21 @@ public struct TransactionSigner: Sendable {
         return try sign(payload: payload)
     }
 
-    /// Unpadded base64url (RFC 4648 §5).
+    /// Unpadded base64url (RFC 4648 §5): standard base64 with `-` for `+`, `_` for `/` and no `=`,
+    /// mapped byte by byte (`replacingOccurrences` goes through `NSString` and was most of the signing time).
     static func base64URL(_ bytes: [UInt8]) -> String {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
+        let standard = Data(bytes).base64EncodedData()
+        var url: [UInt8] = []
+        url.reserveCapacity(standard.count)
+        for byte in standard {
+            switch byte {
+            case UInt8(ascii: "+"): url.append(UInt8(ascii: "-"))
+            case UInt8(ascii: "/"): url.append(UInt8(ascii: "_"))
+            case UInt8(ascii: "="): continue
+            default: url.append(byte)
+            }
+        }
+        return String(decoding: url, as: UTF8.self)
     }
 }
 

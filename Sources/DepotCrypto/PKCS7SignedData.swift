@@ -14,7 +14,19 @@ public enum PKCS7SignedData {
     /// The content octets of a DER `ContentInfo` holding `SignedData` with `data` content. The
     /// signature is not checked: callers read identifiers from it and get their trust elsewhere.
     /// Trailing bytes after the structure are refused.
+    ///
+    /// Strict DER (definite lengths, a primitive content OCTET STRING: App Store receipts) is read
+    /// element by element with `ASN1_get_object` (`skeletonContent`), which leaves the certificate set
+    /// and the signer infos undecoded: `d2i_PKCS7` decodes every certificate's public key, which costs
+    /// OpenSSL 3 about a millisecond per receipt. Anything else (BER, as Xcode's receipts use, or a
+    /// structure that is not SignedData) goes through `d2i_PKCS7`, which also words the refusals.
     public static func content(of der: [UInt8]) throws(Failure) -> [UInt8] {
+        if let content = skeletonContent(of: der) { return content }
+        return try parsedContent(of: der)
+    }
+
+    /// `content(of:)` through `d2i_PKCS7` alone (every certificate decoded).
+    public static func parsedContent(of der: [UInt8]) throws(Failure) -> [UInt8] {
         OpenSSLErrorQueue.clear()
         let parsed: (UnsafeMutablePointer<PKCS7>?, Bool) = der.withUnsafeBufferPointer { buffer in
             guard buffer.count > 0 else { return (nil, false) }
@@ -34,6 +46,37 @@ public enum PKCS7SignedData {
         let length = Int(ASN1_STRING_length(content))
         guard length > 0, let bytes = ASN1_STRING_get0_data(content) else { return [] }
         return Array(UnsafeBufferPointer(start: bytes, count: length))
+    }
+
+    /// DER of the OIDs `pkcs7-signedData` (1.2.840.113549.1.7.2) and `pkcs7-data` (…1.7.1), content octets.
+    private static let signedDataOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+    private static let dataOID: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
+
+    /// The encapsulated content of a strict-DER `ContentInfo { signedData, [0] SignedData }` whose
+    /// `SignedData` is `{ version INTEGER, digestAlgorithms SET, encapContentInfo { data, [0] OCTET
+    /// STRING }, [0] certificates OPTIONAL, [1] crls OPTIONAL, signerInfos SET }` (RFC 2315 §9.1) and
+    /// nothing after; nil for any other bytes (the caller then asks `d2i_PKCS7`).
+    static func skeletonContent(of der: [UInt8]) -> [UInt8]? {
+        var outer = DERCursor(der)
+        guard let contentInfo = outer.next(universal: V_ASN1_SEQUENCE, constructed: true), outer.isAtEnd else { return nil }
+        var info = outer.inside(contentInfo)
+        guard let type = info.next(universal: V_ASN1_OBJECT, constructed: false), info.content(of: type) == signedDataOID,
+              let explicit = info.next(context: 0), info.isAtEnd else { return nil }
+        var wrapper = info.inside(explicit)
+        guard let signedData = wrapper.next(universal: V_ASN1_SEQUENCE, constructed: true), wrapper.isAtEnd else { return nil }
+        var fields = wrapper.inside(signedData)
+        guard fields.next(universal: V_ASN1_INTEGER, constructed: false) != nil,
+              fields.next(universal: V_ASN1_SET, constructed: true) != nil,
+              let encapsulated = fields.next(universal: V_ASN1_SEQUENCE, constructed: true) else { return nil }
+        _ = fields.next(context: 0)  // certificates
+        _ = fields.next(context: 1)  // crls
+        guard fields.next(universal: V_ASN1_SET, constructed: true) != nil, fields.isAtEnd else { return nil }
+        var inner = fields.inside(encapsulated)
+        guard let innerType = inner.next(universal: V_ASN1_OBJECT, constructed: false), inner.content(of: innerType) == dataOID,
+              let innerExplicit = inner.next(context: 0), inner.isAtEnd else { return nil }
+        var octets = inner.inside(innerExplicit)
+        guard let content = octets.next(universal: V_ASN1_OCTET_STRING, constructed: false), octets.isAtEnd else { return nil }
+        return octets.content(of: content)
     }
 
     /// Signs `content` (attached, binary) with `key` as `signer`, carrying `signer` and

@@ -1,5 +1,6 @@
 import AppStore
 import AppStoreSimulator
+import DepotCrypto
 import Foundation
 import Testing
 
@@ -86,6 +87,44 @@ struct LegacyReceiptReaderTests {
         #expect(LegacyReceiptReader.transactionID(fromBase64: try api.appReceipt(transactionIDs: [])) == .noPurchase)
         #expect(LegacyReceiptReader.transactionID(fromBase64: try #require(try api.transactionReceipt(sandbox.transactionID)))
             == .found(sandbox.transactionID))
+        await store.stop()
+    }
+
+    /// Every PKCS#7 receipt reads to the same content through the fast DER reading as through `d2i_PKCS7`; the
+    /// real App Store receipts (strict DER) take the fast one, Xcode's BER receipts the libcrypto parse.
+    @Test func appReceiptContentIsTheSameEitherWay() throws {
+        let files = ["real-receipts/xcode-app-receipt-legacy", "real-receipts/receipt-production", "real-receipts/receipt-sandbox-g5",
+                     "real-receipts/receipt-sandbox-legacy", "apple-library/xcode/xcode-app-receipt-with-transaction",
+                     "apple-library/xcode/xcode-app-receipt-empty"]
+        for file in files {
+            let text = try Fixtures.text(file).filter { !$0.isWhitespace }
+            let der = Array(try #require(Data(base64Encoded: text), "\(file)"))
+            let parsed = try PKCS7SignedData.parsedContent(of: der)
+            #expect(try PKCS7SignedData.content(of: der) == parsed, "\(file)")
+            #expect(!parsed.isEmpty, "\(file)")
+        }
+    }
+
+    /// Whitespace anywhere in the base64 is skipped: ASCII (tabs, spaces, form feeds, line breaks) byte by byte,
+    /// and other Unicode whitespace (an em space, a line separator) too, as `Character.isWhitespace` says.
+    @Test func whitespaceInsideTheBase64IsSkipped() throws {
+        let text = try Fixtures.text("real-receipts/xcode-app-receipt-legacy").filter { !$0.isWhitespace }
+        let cut = text.index(text.startIndex, offsetBy: 100)
+        for gap in [" ", "\t", "\u{0B}", "\u{0C}", "\n ", "\r\n", "\u{2003}", "\u{2028}"] {
+            let spaced = gap + String(text[..<cut]) + gap + String(text[cut...]) + gap
+            #expect(LegacyReceiptReader.transactionID(fromBase64: spaced) == .found("2000000909538865"), "gap \(Array(gap.unicodeScalars))")
+        }
+        #expect(LegacyReceiptReader.transactionID(fromBase64: String(text[..<cut]) + "\u{00A0}*" + String(text[cut...])) == .notAReceipt(reason: "the receipt is not base64"))
+    }
+
+    /// The simulator's receipts carry their dates as RFC 3339 UTC text with whole seconds (type 12: creation).
+    @Test func mintedReceiptDatesAreRFC3339() async throws {
+        let instant = Date(timeIntervalSince1970: 1_796_154_480.75)  // 2026-12-01T19:48:00.75Z
+        let store = try SimulatedAppStore(bundleID: "com.example.depot", now: { instant })
+        let receipt = try store.serverAPI.appReceipt(transactionIDs: [])
+        let records = try ASN1RecordSet.parse(try PKCS7SignedData.content(of: Array(try #require(Data(base64Encoded: receipt)))))
+        let created = try #require(records.first { $0.type == 12 })
+        #expect(ASN1RecordSet.string(fromDER: created.value) == "2026-12-01T19:48:00Z")
         await store.stop()
     }
 }

@@ -280,4 +280,28 @@ struct SimulatedAppStoreTests {
         #expect(notification.subtype?.rawValue == "SUMMARY")
         #expect(notification.data == nil)
     }
+
+    /// The signer's JWS: the header made once is the one made for the explicit `x5c`, every segment is unpadded
+    /// base64url (bytes whose base64 holds `+`, `/` and `=`), and the signature verifies with the leaf's key.
+    @Test func signerMakesStrictBase64URLSegments() throws {
+        let pki = try Self.pki()
+        let signer = TransactionSigner(pki: pki)
+        let payload: [UInt8] = [0xFB, 0xFF, 0xBF, 0x3E, 0x3F, 0xFE, 0x7B, 0x7D]  // base64 "+/+/Pj/+e30="
+        let standard = try signer.sign(payloadJSON: payload)
+        let explicit = try signer.sign(payloadJSON: payload, x5c: pki.x5c)
+        let parts = standard.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        #expect(parts.count == 3)
+        #expect(parts[0] == explicit.split(separator: ".").first.map(String.init))
+        #expect(!standard.contains { "+/=".contains($0) })
+        #expect(Base64URL.decode(parts[1]) == payload)
+        let header = try #require(Base64URL.decode(parts[0]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(header)) as? [String: Any])
+        #expect(object["alg"] as? String == "ES256" && object["x5c"] as? [String] == pki.x5c)
+        let signature = try #require(Base64URL.decode(parts[2]))
+        #expect(throws: Never.self) {
+            try ES256Verifier.verify(signature: signature, message: Array((parts[0] + "." + parts[1]).utf8), publicKey: pki.leaf.publicKey)
+        }
+        let other = try signer.sign(payloadJSON: payload, alg: "ES384")
+        #expect(other.split(separator: ".").first.map(String.init) != parts[0])
+    }
 }

@@ -1,4 +1,4 @@
-import DepotServer
+@testable import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing
@@ -113,5 +113,21 @@ import AppStoreSimulator
             let after = try await fixture.postReceipt(fixture.apple.issueReceipt([PurchaseFixture.purchase()]))
             #expect(after.status == 200, "\(after.summary)")
         }
+    }
+
+    /// A receipt's surrounding whitespace is trimmed whatever it is (ASCII, or Unicode such as an em space);
+    /// a receipt with plain ends is handed on as it came.
+    @Test func receiptEndsAreTrimmed() throws {
+        for (text, expected) in [("eyJhIjoxfQ==", "eyJhIjoxfQ=="), (" \t eyJhIjoxfQ==\r\n", "eyJhIjoxfQ=="),
+                                 ("\u{2003}eyJhIjoxfQ==\u{00A0}", "eyJhIjoxfQ=="), ("\u{0B}\u{0C}eyJh\nIjoxfQ==\u{85}", "eyJh\nIjoxfQ=="),
+                                 ("é", "é"), ("  ", "")] {
+            #expect(PurchaseBody.trimmed(text) == expected, "\(Array(text.unicodeScalars))")
+        }
+        let body = try PurchaseBody.parse(Array("{\"receipt\": \"\\u2003 eyJhIjoxfQ==\\n\"}".utf8))
+        guard case .receipt(let receipt) = body.proof else {
+            Issue.record("not a receipt: \(body.proof)")
+            return
+        }
+        #expect(receipt == "eyJhIjoxfQ==")
     }
 }

@@ -46,7 +46,7 @@ struct PurchaseBody: Sendable {
             throw .badRequest("Send `receipt` or `transactions`, not both.")
         case (let value?, nil):
             guard let text = value as? String else { throw .badRequest("`receipt` must be a string.") }
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let trimmed = Self.trimmed(text)
             guard !trimmed.isEmpty, isBase64(trimmed), Data(base64Encoded: trimmed, options: .ignoreUnknownCharacters) != nil else {
                 throw .badRequest("`receipt` is not base64.")
             }
@@ -71,6 +71,18 @@ struct PurchaseBody: Sendable {
             }
             return PurchaseBody(proof: .transactions(jws), account: account, history: history)
         }
+    }
+
+    /// `text` without the whitespace and newlines at its ends. When both ends are ASCII characters other
+    /// than whitespace (every well-formed receipt) nothing is trimmed and Foundation is not asked, which
+    /// would copy kilobytes of base64 through `NSString`.
+    static func trimmed(_ text: String) -> String {
+        let isEdge: (UInt8?) -> Bool = { byte in
+            guard let byte else { return false }
+            return byte < 0x80 && byte != 0x20 && !(0x09...0x0D).contains(byte)
+        }
+        if isEdge(text.utf8.first), isEdge(text.utf8.last) { return text }
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Standard base64 alphabet, padding, and line breaks only.
