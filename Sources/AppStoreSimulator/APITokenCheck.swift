@@ -54,11 +54,20 @@ enum APITokenCheck {
         var exp: Int64?
     }
 
-    /// Unpadded base64url.
+    /// Unpadded base64url: mapped byte by byte to padded standard base64 for `Data(base64Encoded:)` (an `=` is
+    /// refused; `replacingOccurrences` went through `NSString` on every call).
     static func decode(_ text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map(Array.init)
+        var base64: [UInt8] = []
+        base64.reserveCapacity(text.utf8.count + 3)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "="): return nil
+            case UInt8(ascii: "-"): base64.append(UInt8(ascii: "+"))
+            case UInt8(ascii: "_"): base64.append(UInt8(ascii: "/"))
+            default: base64.append(byte)
+            }
+        }
+        while base64.count % 4 != 0 { base64.append(UInt8(ascii: "=")) }
+        return Data(base64Encoded: Data(base64)).map(Array.init)
     }
 }
