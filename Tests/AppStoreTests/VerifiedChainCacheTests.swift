@@ -1,5 +1,6 @@
 @testable import AppStore
 import AppStoreSimulator
+import DepotCore
 import DepotCrypto
 import Foundation
 import Testing
