@@ -51,7 +51,7 @@ public struct EntityTag: Hashable, Sendable {
     // MARK: - Lists (If-Match, If-None-Match)
 
     /// The outcome of comparing an `If-Match` / `If-None-Match` field against the current tag.
-    enum ListMatch: Equatable {
+    package enum ListMatch: Equatable {
         /// No occurrence, or only empty list elements: the field counts as absent.
         case absent
         /// Not `"*"` and not `1#entity-tag`; also `"*"` mixed with tags.
@@ -68,7 +68,7 @@ public struct EntityTag: Hashable, Sendable {
     /// `"*"` matches any current representation; the caller only evaluates preconditions for an
     /// existing resource, so `"*"` matches even when `current` is nil (the resource has no tag).
     /// The whole list is checked, so a malformed element anywhere makes the field malformed.
-    static func compare(list fieldValues: [String], with current: EntityTag?, strongly: Bool) -> ListMatch {
+    package static func compare(list fieldValues: [String], with current: EntityTag?, strongly: Bool) -> ListMatch {
         var elements = 0
         var sawStar = false
         var matched = false

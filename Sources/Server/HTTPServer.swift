@@ -38,7 +38,7 @@ public final class HTTPServer: Sendable {
     /// The address the server accepts connections on (with the real port when 0 was asked for).
     public let address: SocketAddress
     private let core: ServerCore
-    let loops: [EventLoop]
+    package let loops: [EventLoop]
     private let finished: DispatchGroup
     private let stopped = Atomic<Bool>(false)
 

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §2.1: every field rule of `catalog/products.json`, and how problems are reported (file and field).
 @Suite struct CatalogDecodingTests {

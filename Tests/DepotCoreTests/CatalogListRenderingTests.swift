@@ -1,7 +1,7 @@
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §4.1: the bytes of `products_v1.json` and `products_v2.json` as rendered from a catalog.
 @Suite struct CatalogListRenderingTests {

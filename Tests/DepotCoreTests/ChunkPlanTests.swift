@@ -1,7 +1,7 @@
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §4.4 "Disk-space-aware plan": reserve, `next`, `fits`, `remainingBytes`, and the 400 cases.
 @Suite struct ChunkPlanTests {

@@ -1,4 +1,4 @@
-@testable import DepotCore
+import DepotCore
 import DepotWire
 import Foundation
 import Testing

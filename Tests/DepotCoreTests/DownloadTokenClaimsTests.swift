@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §4.3: the token payload names the pack, the original transaction, the account and the expiry.
 @Suite struct DownloadTokenClaimsTests {

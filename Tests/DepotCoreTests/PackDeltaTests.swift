@@ -1,7 +1,7 @@
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// `pack-updates.md` §2: the delta is computed from two manifests (an index by SHA-256 and length); the plan with
 /// `from` counts only chunks to fetch, and `fits` needs room for the copies too.

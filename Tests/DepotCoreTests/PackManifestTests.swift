@@ -1,7 +1,7 @@
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §2.2, §4.4: chunk tiling, URLs, the stored JSON form and the manifest's own consistency rules.
 @Suite struct PackManifestTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 @Suite struct ReceiptEvaluationTests {
     static let now = ReceiptFixture.collectionDay

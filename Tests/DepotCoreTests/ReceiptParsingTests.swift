@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// Hand-made `verifyReceipt` bodies for the edges the real vectors do not cover.
 @Suite struct ReceiptParsingTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// spec §4.2 error table, one row per Apple status.
 @Suite struct ReceiptStatusPolicyTests {

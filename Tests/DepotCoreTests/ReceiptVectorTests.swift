@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotCore
+import DepotCore
 
 /// The real `verifyReceipt` responses from /work/shared/vectors/verify-receipt.
 @Suite struct ReceiptVectorTests {

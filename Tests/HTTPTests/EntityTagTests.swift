@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTP
+import HTTP
 
 @Suite("Entity tags (RFC 9110 §8.8.3)")
 struct EntityTagTests {

@@ -1,5 +1,5 @@
 import Testing
-@testable import HTTP
+import HTTP
 
 @Suite("HTTP-date (RFC 9110 §5.6.7)")
 struct HTTPDateTests {

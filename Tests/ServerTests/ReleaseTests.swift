@@ -1,5 +1,5 @@
 import Foundation
-@testable import Server
+import Server
 import Testing
 
 extension ServerTests {

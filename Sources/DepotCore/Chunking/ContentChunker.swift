@@ -20,9 +20,9 @@ public struct ContentChunker: Sendable {
     public let average: Int64
     public let maximum: Int64
     /// Tested before the chunk reaches `average` bytes: more bits, fewer early cuts.
-    let strictMask: UInt64
+    package let strictMask: UInt64
     /// Tested from `average` bytes on: fewer bits, cuts come soon.
-    let looseMask: UInt64
+    package let looseMask: UInt64
     /// Bytes of the current chunk seen so far.
     private var length: Int64 = 0
     private var hash: UInt64 = 0
@@ -49,7 +49,7 @@ public struct ContentChunker: Sendable {
     public var chunking: PackChunking { .content(min: minimum, average: average, max: maximum) }
 
     /// log2(`value`) rounded to the nearest integer (in the log domain: `2^(b+½)` is the midpoint).
-    static func roundedLog2(_ value: Int64) -> Int {
+    package static func roundedLog2(_ value: Int64) -> Int {
         let floor = 63 - value.leadingZeroBitCount
         // value ≥ 2^(floor + ½)  ⇔  value² ≥ 2^(2·floor + 1); value ≤ 2^28 here, so value² fits.
         return value * value >= Int64(1) << Int64(2 * floor + 1) ? floor + 1 : floor

@@ -1,12 +1,12 @@
-import Foundation
+package import Foundation
 
 /// Apple's textual receipt dates, `2014-06-28 14:47:53 Etc/GMT` (the `*_date` fields next to `*_date_ms`).
 /// Only UTC forms are read; the `*_pst` fields are never consulted.
-enum ReceiptDateText {
+package enum ReceiptDateText {
     private static let utcSuffixes = [" Etc/GMT", " Etc/UTC", " GMT", " UTC"]
 
     /// The date in `text`, or `nil` when it is not `yyyy-MM-dd HH:mm:ss` followed by a UTC zone name.
-    static func date(from text: String) -> Date? {
+    package static func date(from text: String) -> Date? {
         guard let suffix = utcSuffixes.first(where: text.hasSuffix) else { return nil }
         let stamp = Array(text.utf8.dropLast(suffix.utf8.count))
         // yyyy-MM-dd HH:mm:ss

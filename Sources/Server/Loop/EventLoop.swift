@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every mutable property is touched only on the loop's own thread; other threads
 /// reach the loop through `execute`, which is guarded by a mutex and wakes the loop through an eventfd.
-final class EventLoop: @unchecked Sendable {
+package final class EventLoop: @unchecked Sendable {
     let index: Int
     let core: ServerCore
     let epollFD: Int32
