@@ -151,15 +151,18 @@ struct ConsoleSignInTests {
         // Five wrong tokens within the minute, then the sixth is refused. On a saturated machine the requests
         // can span more than a minute, so the first ones may be forgotten: send until the limit answers, and
         // count the refusals before it (never fewer than five; a limiter that never limits fails the bound).
+        // `limitedAt` is taken before the limited request is sent: the server's refusal (in whole seconds) came
+        // no earlier, so its window ends after limitedAt + Retry-After - 1 whatever the answer's latency.
         var refused = 0
+        var limitedAt = Date()
         var limited = try await http.send("POST", "/admin/session", [("Content-Type", "application/json")], body: wrongBody)
         while limited.status == 401 && refused < 20 {
             refused += 1
+            limitedAt = Date()
             limited = try await http.send("POST", "/admin/session", [("Content-Type", "application/json")], body: wrongBody)
         }
         #expect(refused >= 5 && refused < 20, "\(refused) wrong tokens answered 401 before the limit")
         #expect(limited.status == 429 && ConsoleHTTP.errorCode(limited) == "too_many_attempts")
-        let limitedAt = Date()
         let wait = try #require(Int(limited.header("Retry-After") ?? ""))
         #expect(wait >= 1 && wait <= 60)
         // Until the minute has passed, even the right token is refused from this address (asserted for answers
