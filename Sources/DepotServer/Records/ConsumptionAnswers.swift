@@ -96,14 +96,8 @@ final class ConsumptionAnswers: Sendable {
 
     /// `/metrics` lines: answers by outcome and the queue length.
     func metricsText() -> String {
-        let statistics = worker.statistics
-        var out = "# HELP depot_consumption_answers_total Attempts to answer CONSUMPTION_REQUEST notifications, by outcome (sent, failed, abandoned).\n"
-        out += "# TYPE depot_consumption_answers_total counter\n"
-        for outcome in ["sent", "failed", "abandoned"] {
-            out += "depot_consumption_answers_total{outcome=\"\(outcome)\"} \(statistics.outcomes[outcome] ?? 0)\n"
-        }
-        out += "# HELP depot_consumption_queue_length Consumption answers waiting to be sent.\n# TYPE depot_consumption_queue_length gauge\n"
-        out += "depot_consumption_queue_length \(statistics.queueLength)\n"
-        return out
+        worker.statistics.metricsText(
+            total: "depot_consumption_answers_total", totalHelp: "Attempts to answer CONSUMPTION_REQUEST notifications, by outcome (sent, failed, abandoned).",
+            queue: "depot_consumption_queue_length", queueHelp: "Consumption answers waiting to be sent.")
     }
 }

@@ -32,6 +32,16 @@ final class OutboxWorker: Sendable {
     struct Statistics: Sendable, Equatable {
         var outcomes: [String: UInt64] = [:]
         var queueLength = 0
+
+        /// `/metrics` lines: the counter `total` by outcome and the gauge `queue`, each with its help text.
+        func metricsText(total: String, totalHelp: String, queue: String, queueHelp: String) -> String {
+            var out = "# HELP \(total) \(totalHelp)\n# TYPE \(total) counter\n"
+            for outcome in ["sent", "failed", "abandoned"] {
+                out += "\(total){outcome=\"\(outcome)\"} \(outcomes[outcome] ?? 0)\n"
+            }
+            out += "# HELP \(queue) \(queueHelp)\n# TYPE \(queue) gauge\n\(queue) \(queueLength)\n"
+            return out
+        }
     }
 
     /// How long before an item's deadline its last attempt is made (when the schedule would pass the deadline).

@@ -122,14 +122,8 @@ final class WebhookDispatcher: Sendable {
 
     /// `/metrics` lines: deliveries by outcome and the queue length.
     func metricsText() -> String {
-        let statistics = worker.statistics
-        var out = "# HELP depot_webhook_deliveries_total Webhook delivery attempts, by outcome (sent, failed, abandoned).\n"
-        out += "# TYPE depot_webhook_deliveries_total counter\n"
-        for outcome in ["sent", "failed", "abandoned"] {
-            out += "depot_webhook_deliveries_total{outcome=\"\(outcome)\"} \(statistics.outcomes[outcome] ?? 0)\n"
-        }
-        out += "# HELP depot_webhook_queue_length Webhook events waiting to be delivered.\n# TYPE depot_webhook_queue_length gauge\n"
-        out += "depot_webhook_queue_length \(statistics.queueLength)\n"
-        return out
+        worker.statistics.metricsText(
+            total: "depot_webhook_deliveries_total", totalHelp: "Webhook delivery attempts, by outcome (sent, failed, abandoned).",
+            queue: "depot_webhook_queue_length", queueHelp: "Webhook events waiting to be delivered.")
     }
 }

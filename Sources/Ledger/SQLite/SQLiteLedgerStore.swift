@@ -272,17 +272,8 @@ struct SQLiteLedgerStore {
         defer { try? database.execute("COMMIT") }
         var export = LedgerExport()
         export.transactions = try database.query(
-            """
-            SELECT transaction_id, original_transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
-                revocation_date_ms, source, first_seen_ms, updated_ms FROM transactions ORDER BY transaction_id
-            """
-        ).map { row in
-            LedgerExport.Transaction(
-                transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", productID: row[2].text ?? "",
-                environment: row[3].text ?? "", purchaseDateMS: row[4].integer ?? 0, expiresDateMS: row[5].integer,
-                revocationDateMS: row[6].integer, source: row[7].text ?? "receipt", firstSeenMS: row[8].integer ?? 0,
-                updatedMS: row[9].integer ?? 0)
-        }
+            "SELECT \(LedgerExport.Transaction.sqliteColumns) FROM transactions ORDER BY transaction_id"
+        ).map(LedgerExport.Transaction.init(sqliteRow:))
         export.bindings = try database.query(
             "SELECT original_transaction_id, account, bound_at_ms FROM account_bindings ORDER BY 1, 2"
         ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }

@@ -51,17 +51,8 @@ struct SQLitePurchaseRecords {
         var rows = rows
         for original in rows.originals.map(\.id) {
             rows.transactions += try database.query(
-                """
-                SELECT transaction_id, original_transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
-                    revocation_date_ms, source, first_seen_ms, updated_ms FROM transactions WHERE original_transaction_id = ?
-                """, [.text(original)]
-            ).map { row in
-                LedgerExport.Transaction(
-                    transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", productID: row[2].text ?? "",
-                    environment: row[3].text ?? "", purchaseDateMS: row[4].integer ?? 0, expiresDateMS: row[5].integer,
-                    revocationDateMS: row[6].integer, source: row[7].text ?? "receipt", firstSeenMS: row[8].integer ?? 0,
-                    updatedMS: row[9].integer ?? 0)
-            }
+                "SELECT \(LedgerExport.Transaction.sqliteColumns) FROM transactions WHERE original_transaction_id = ?", [.text(original)]
+            ).map(LedgerExport.Transaction.init(sqliteRow:))
             rows.bindings += try database.query(
                 "SELECT original_transaction_id, account, bound_at_ms FROM account_bindings WHERE original_transaction_id = ?",
                 [.text(original)]
