@@ -92,6 +92,24 @@ import Testing
         withExtendedLifetime(directory) {}
     }
 
+    /// Scattered single bytes of one file (a hostile client's ranges) while the ledger is away: at most
+    /// `maximumPendingRanges` separate ranges wait, the rest are dropped and counted; a piece inside what
+    /// already waits is still taken.
+    @Test func scatteredPiecesOfOneFileAreBounded() async throws {
+        let directory = TemporaryDirectory("delivery-recorder-scattered")
+        let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")
+        let recorder = DeliveryRecorder(loops: 1, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                        maximumPendingRanges: 10, manifest: { _, _ in Self.manifest })
+        try await ledger.setQueryOnly(true)
+        for offset in stride(from: Int64(0), to: 40, by: 2) { recorder.record(loop: 0, Self.piece("p1", "a.bin", offset..<(offset + 1))) }
+        recorder.record(loop: 0, Self.piece("p1", "a.bin", 0..<1))
+        await recorder.stop()
+        #expect(recorder.pendingPieceCount == 10)
+        #expect(recorder.droppedPieceCount == 10)
+        await ledger.close()
+        withExtendedLifetime(directory) {}
+    }
+
     @Test func theFlusherCollectsOnTheLoopsOwnThreadsAndWritesOncePerRound() async throws {
         let directory = TemporaryDirectory("delivery-recorder-loops")
         let ledger = try await Ledger.open(at: directory.path + "/ledger.sqlite")

@@ -15,8 +15,9 @@ import Synchronization
 ///   PostgreSQL failover can hold one for 15–20 s).
 /// - A writer (one at a time) looks up the files' chunks in the version's manifest and writes everything
 ///   merged so far in one ledger call: at most one write per purchase per second. A failed write keeps the
-///   merged ranges for the next round. At most `maximumPendingFiles` purchase files wait; pieces of further
-///   files are dropped and counted (`droppedPieceCount`, `/metrics`) with a warning.
+///   merged ranges for the next round. At most `maximumPendingFiles` purchase files wait, each with at most
+///   `maximumPendingRanges` separate ranges (scattered pieces from a hostile client cost bounded memory and
+///   merge time); pieces beyond either are dropped and counted (`droppedPieceCount`, `/metrics`) with a warning.
 /// - `stop()`, after the server stopped (so no loop touches its buffer any more), writes what is left: the
 ///   record is flushed on `SIGTERM`.
 final class DeliveryRecorder: Sendable {
@@ -61,6 +62,7 @@ final class DeliveryRecorder: Sendable {
     private let interval: Duration
     private let now: @Sendable () -> Date
     private let maximumFiles: Int
+    private let maximumRanges: Int
     private let handedOver = Mutex<[Piece]>([])
     private let pending = Mutex(Pending())
     private let ticking = Mutex<Task<Void, Never>?>(nil)
@@ -71,7 +73,8 @@ final class DeliveryRecorder: Sendable {
     /// A recorder for `loops` event loops; `manifest(pack, version)` gives a version's manifest (nil when
     /// it is gone); `onProgress` hears the chunks each write newly delivered.
     init(loops: Int, ledger: Ledger, logger: Logger, interval: Duration = .seconds(1),
-         maximumPendingFiles: Int = maximumPendingFiles, now: @escaping @Sendable () -> Date = { Date() },
+         maximumPendingFiles: Int = maximumPendingFiles, maximumPendingRanges: Int = 4 * ByteCoverage.maximumRanges,
+         now: @escaping @Sendable () -> Date = { Date() },
          manifest: @escaping @Sendable (String, Int) -> PackManifest?,
          onProgress: @escaping @Sendable ([DeliveryProgress]) async -> Void = { _ in }) {
         buffers = (0..<max(1, loops)).map { _ in LoopBuffer() }
@@ -81,6 +84,7 @@ final class DeliveryRecorder: Sendable {
         self.now = now
         self.manifest = manifest
         maximumFiles = max(1, maximumPendingFiles)
+        maximumRanges = max(1, maximumPendingRanges)
         progressHandler = onProgress
     }
 
@@ -164,12 +168,16 @@ final class DeliveryRecorder: Sendable {
                     }
                     pending.order.append(key)
                 }
+                if let coverage = pending.files[key], coverage.ranges.count >= maximumRanges, !coverage.covers(piece.range) {
+                    pending.dropped += 1
+                    continue
+                }
                 pending.files[key, default: ByteCoverage()].insert(piece.range)
             }
             return pending.dropped - before
         }
         if dropped > 0 {
-            logger.warning(.deliveryRecord, "delivery record: \(maximumFiles) purchase files already wait for the ledger; dropped \(dropped) piece(s) of others")
+            logger.warning(.deliveryRecord, "delivery record: dropped \(dropped) piece(s): at most \(maximumFiles) purchase files of \(maximumRanges) separate ranges each wait for the ledger")
         }
     }
 

@@ -98,7 +98,7 @@ final class WebhookDispatcher: Sendable {
             once = "\(change.originalTransactionID):\(change.account ?? "-")"
         case .revoked:
             type = .purchaseRevoked
-            once = "\(change.transactionID):\(Int64((change.at.timeIntervalSince1970 * 1000).rounded(.down)))"
+            once = "\(change.transactionID):\(Int64(exactly: (change.at.timeIntervalSince1970 * 1000).rounded(.down)) ?? 0)"
         case .restored:
             type = .purchaseRestored
             once = "\(change.transactionID):\(change.cause)"

@@ -15,6 +15,8 @@ final class WebhookReceiver: Sendable {
     struct Delivery: Sendable {
         let body: Data
         let signature: String
+        /// The status it was answered with.
+        var status = 200
         /// The decoded event (nil when the body is no event).
         var event: WebhookEvent? { try? JSONDecoder().decode(WebhookEvent.self, from: body) }
     }
@@ -125,7 +127,7 @@ final class WebhookReceiver: Sendable {
 
     fileprivate func received(_ body: [UInt8], signature: String) -> (Response, Duration) {
         state.withLock { state in
-            state.deliveries.append(Delivery(body: Data(body), signature: signature))
+            state.deliveries.append(Delivery(body: Data(body), signature: signature, status: state.status))
             var fields = HTTPFields()
             if let location = state.location { fields.append("Location", location) }
             return (Response(status: state.status, headers: fields, body: state.body.isEmpty ? .empty : .bytes(state.body), route: "hooks"),
