@@ -203,14 +203,25 @@ postgres_pids() {
   echo "$main" $(pgrep -P "$main")
 }
 
-# download_rate URL CLIENTS [curl args...]: "MiB/s errors" of CLIENTS parallel full downloads (total bytes / wall
-# time) of a file of $SIZE bytes; a download that is not a 200 of exactly $SIZE bytes counts as an error.
+# download_rate URL CLIENTS [curl args...]: "MiB/s errors MiB" of CLIENTS parallel clients, each downloading the
+# file of $SIZE bytes again and again until $DOWNLOAD_SECONDS (default: $SECONDS_PER_ROUND, else 5) have passed
+# (at least once): total good bytes / wall time, and the MiB moved. One 256 MiB download takes a tenth of a
+# second on loopback, so a single one per round measured mostly curl's start and the scheduler. A download that
+# is not a 200 of exactly $SIZE bytes counts as an error.
 download_rate() {
   local url="$1" clients="$2"; shift 2
+  local seconds="${DOWNLOAD_SECONDS:-${SECONDS_PER_ROUND:-5}}"
   local pids=() start end i
   start=$(date +%s.%N)
   for i in $(seq 1 "$clients"); do
-    curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >"$OUT/download.$i" &
+    (
+      : >"$OUT/download.$i"
+      until_ns=$(( $(date +%s%N) + seconds * 1000000000 ))
+      while :; do
+        curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >>"$OUT/download.$i"
+        [ "$(date +%s%N)" -ge "$until_ns" ] && break
+      done
+    ) &
     pids+=($!)
   done
   wait "${pids[@]}" || true
@@ -221,7 +232,8 @@ start, end, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 rows = [line.split() for line in sys.stdin if line.strip()]
 good = sum(int(b) for s, b in rows if s == "200" and int(b) == size)
 errors = sum(1 for s, b in rows if s != "200" or int(b) != size)
-print(f"{good / 1048576 / (end - start):.1f} {errors}")' "$start" "$end" "$SIZE"
+moved = sum(int(b) for s, b in rows)
+print(f"{good / 1048576 / (end - start):.1f} {errors} {moved / 1048576:.1f}")' "$start" "$end" "$SIZE"
 }
 
 # raise_fd_limit: as many open files as the hard limit allows (the 1,000-connection tests).

@@ -43,6 +43,7 @@ measured() {
   sleep 1.5
   after=$(cpu_ticks "${PID_OF[$record]}")
   [ "$units" = wrk ] && units=$(wrk_requests "$OUT/wrk.txt")
+  [ "$units" = moved ] && units=$(echo "$row" | cut -d' ' -f3)
   RESULTS["$key"]+="$row;"
   TICKS["$key"]=$(( ${TICKS["$key"]:-0} + after - before ))
   UNITS["$key"]=$(python3 -c "print(${UNITS["$key"]:-0} + $units)")
@@ -57,7 +58,7 @@ for round in $(seq 1 "$ROUNDS"); do
   done
   for clients in 1 4; do
     for record in "${servers[@]}"; do
-      measured "full|$clients|$record" "$record" $((clients * SIZE / 1048576)) \
+      measured "full|$clients|$record" "$record" moved \
         download_rate "${FILE_URL[$record]}" "$clients" -H "${AUTH_OF[$record]}"
     done
   done
