@@ -42,7 +42,7 @@ extension PackDownloader {
         var changed: (DownloadManifest.File, ChunkAnswer)?
         var failure: (any Error)?
         var pendingBytes: Int64 = 0
-        var unsaved = 0
+        var unsavedBytes: Int64 = 0
         var lastSave = clock.uptime()
         await withTaskGroup(of: RunResult.self) { group in
             var inFlight = 0
@@ -79,15 +79,16 @@ extension PackDownloader {
                         } else {
                             for (index, bytes) in chunks { try store.write(bytes, to: path, at: result.run.file.chunks[index].offset) }
                         }
-                        for (index, _) in chunks {
+                        for (index, bytes) in chunks {
                             journal?.files[path]?.verified.insert(index)
-                            unsaved += 1
+                            unsavedBytes += Int64(bytes.count)
                         }
-                        // The journal is saved every 8 chunks or quarter second, before the progress is told: a resume
-                        // re-verifies what it claims anyway.
-                        if unsaved >= 8 || clock.uptime() - lastSave >= 0.25, let journal {
+                        // The journal is saved every 8 MiB verified or quarter second, before the progress is told (a
+                        // resume re-verifies what it claims anyway). By bytes, not chunks: small content-defined
+                        // chunks would otherwise rewrite the whole journal every few hundred KiB.
+                        if unsavedBytes >= Self.journalSaveBytes || clock.uptime() - lastSave >= 0.25, let journal {
                             try store.saveJournal(journal)
-                            unsaved = 0
+                            unsavedBytes = 0
                             lastSave = clock.uptime()
                         }
                         for (_, bytes) in chunks { recordProgress(bytes: Int64(bytes.count), path: path, reused: false) }
@@ -101,11 +102,15 @@ extension PackDownloader {
                 }
             }
         }
-        if unsaved > 0, let journal { try store.saveJournal(journal) }
+        if unsavedBytes > 0, let journal { try store.saveJournal(journal) }
         if let failure { throw failure }
         if Task.isCancelled || (stopRequest != nil && changed == nil && next < runs.count) { throw CancellationError() }
         return changed
     }
+
+    /// Newly verified bytes after which the journal is saved (else every quarter second): 8 chunks of the
+    /// fixed default (1 MiB).
+    static var journalSaveBytes: Int64 { 8 << 20 }
 
     /// Every chunk not yet verified, in manifest order, grouped into runs of adjacent chunks of one file of at most
     /// ``PackDownloadOptions/runBytes`` (a single larger chunk is a run of its own).

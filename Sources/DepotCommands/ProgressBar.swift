@@ -1,18 +1,35 @@
-import DepotClient
+package import DepotClient
 import Foundation
 
 /// Download progress on the terminal: one line redrawn in place on a TTY, plain lines otherwise.
-struct ProgressBar {
-    let isTerminal: Bool
+package struct ProgressBar {
+    package let isTerminal: Bool
     private var lastPlainLine = Date.distantPast
     private var lastPercent = -1
+    private var lastRedraw = Date.distantPast
 
-    init(isTerminal: Bool = isatty(STDOUT_FILENO) == 1) {
+    /// Where the text goes (standard output; tests pass their own).
+    private let write: (String) -> Void
+
+    package init(isTerminal: Bool = isatty(STDOUT_FILENO) == 1,
+                 write: @escaping (String) -> Void = { FileHandle.standardOutput.write(Data($0.utf8)) }) {
         self.isTerminal = isTerminal
+        self.write = write
     }
 
-    mutating func show(_ progress: PackDownloadProgress) {
+    /// Shows `progress`, at most ten redraws a second on a terminal and a line per 10 % or second otherwise
+    /// (it is called for every chunk: the text is only made when it is shown).
+    package mutating func show(_ progress: PackDownloadProgress) {
         let percent = Int((progress.progress * 100).rounded(.down))
+        let now = Date()
+        if isTerminal {
+            guard now.timeIntervalSince(lastRedraw) >= 0.1 || percent == 100 else { return }
+            lastRedraw = now
+        } else {
+            guard percent / 10 != lastPercent / 10 || now.timeIntervalSince(lastPlainLine) >= 1 || percent == 100 else { return }
+            lastPercent = percent
+            lastPlainLine = now
+        }
         let rate = progress.bytesPerSecond.map { Self.bytes(Int64($0)) + "/s" } ?? "--"
         let remaining = progress.timeRemaining.map(Self.duration) ?? "--"
         let amounts = "\(Self.bytes(progress.completedBytes)) / \(Self.bytes(progress.totalBytes))"
@@ -21,21 +38,16 @@ struct ProgressBar {
             let filled = min(width, Int(progress.progress * Double(width)))
             let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             let line = "[\(bar)] \(String(format: "%3d", percent))%  \(amounts)  \(rate)  eta \(remaining)"
-            FileHandle.standardOutput.write(Data(("\r" + line + "\u{1B}[K").utf8))
+            write("\r" + line + "\u{1B}[K")
         } else {
-            // A line per 10 % or per second, whichever comes first.
-            let now = Date()
-            guard percent / 10 != lastPercent / 10 || now.timeIntervalSince(lastPlainLine) >= 1 || percent == 100 else { return }
-            lastPercent = percent
-            lastPlainLine = now
             let line = "progress \(percent)% \(progress.completedBytes)/\(progress.totalBytes) bytes \(rate) eta \(remaining)\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+            write(line)
         }
     }
 
     /// Ends the redrawn line.
-    func finish() {
-        if isTerminal { FileHandle.standardOutput.write(Data("\n".utf8)) }
+    package func finish() {
+        if isTerminal { write("\n") }
     }
 
     static func bytes(_ count: Int64) -> String {
