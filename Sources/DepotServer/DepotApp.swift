@@ -42,11 +42,6 @@ public final class DepotApp: Sendable {
         // The given logger says where lines go; the configuration how they look.
         let logger = Logger(output: logger.output, format: configuration.logFormat)
         logger.output.adopt(configuration.logFormat)
-        switch (configuration.webhookURL, configuration.webhookSecret) {
-        case (.some, nil): throw ConfigurationError(option: "webhook-secret", "is required with --webhook-url (at least 32 characters)")
-        case (nil, .some): throw ConfigurationError(option: "webhook-url", "is required with --webhook-secret")
-        default: break
-        }
         if let conflict = configuration.conflictingOptions { throw conflict }
         let paths = configuration.paths
         for (option, directory) in [("catalog", paths.catalogDirectory), ("content", paths.contentDirectory)] {

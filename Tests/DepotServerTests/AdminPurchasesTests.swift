@@ -62,6 +62,15 @@ import Testing
                 #expect(unknown.status == 404, "\(unknown.summary)")
                 #expect(unknown.errorCode == "not_found")
             }
+            // An ID longer than any purchase's (256 bytes) is refused before the ledger, the log or the answer sees it.
+            let long = String(repeating: "7", count: 257)
+            for path in [WirePath.adminPurchaseRevoke(original: long), WirePath.adminPurchaseRestore(original: long)] {
+                let tooLong = try await Self.send(fixture, "POST", path)
+                #expect(tooLong.status == 400, "\(tooLong.summary)")
+                #expect(tooLong.errorCode == "bad_request")
+                #expect(!tooLong.text.contains(long))
+            }
+            #expect(!fixture.depot.logs.lines.joined(separator: "\n").contains(long))
             #expect(try await Self.send(fixture, "GET", WirePath.adminPurchaseRevoke(original: "1")).status == 405)
         }
     }

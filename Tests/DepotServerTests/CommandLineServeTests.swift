@@ -258,6 +258,22 @@ final class ServeProcess: @unchecked Sendable {
         #expect(!result.stdout.contains("listening"))
     }
 
+    /// `--webhook-url` and `--webhook-secret` come together; one without the other is a usage error (64), like the
+    /// other option conflicts, naming the missing one.
+    @Test func aWebhookURLWithoutItsSecretOrTheReverseIsAUsageError() async throws {
+        let tree = try Self.sampleTree()
+        let secret = String(repeating: "s", count: 32)
+        for (arguments, missing) in [(["--webhook-url", "http://127.0.0.1:9/hooks"], "--webhook-secret"),
+                                     (["--webhook-secret", secret], "--webhook-url")] {
+            let result = try await Self.runBounded(["serve", "--port", "0"] + arguments + Self.quiet, in: tree.path)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains(missing), "\(result.stderr)")
+            #expect(!result.stderr.contains(secret), "the secret is never echoed")
+            #expect(!result.stdout.contains("listening"))
+        }
+    }
+
     /// spec §3, independently of the implementation's table: every option and its default.
     static let specOptions: [(name: String, defaultText: String?)] = [
         ("host", "127.0.0.1"), ("port", "8080"), ("catalog", "./catalog"), ("content", "./content"), ("data", "./var"),

@@ -96,7 +96,9 @@ struct FetchAndDemoTests {
                 && $0.hasSuffix("refundPreference DECLINE")
         }
         let checked = lines.lastIndex { $0.hasSuffix("… ok") }
-        #expect(answered != nil && delivered != nil, "\(result.stdout)")
-        if let answered, let delivered, let checked { #expect(checked < answered && answered < delivered) }
+        // All three lines must be there, in this order: the download checked, then the request, then the answer.
+        let order = try #require(answered.flatMap { a in delivered.flatMap { d in checked.map { c in (c, a, d) } } },
+                                 "a line is missing:\n\(result.stdout)")
+        #expect(order.0 < order.1 && order.1 < order.2, "\(result.stdout)")
     }
 }

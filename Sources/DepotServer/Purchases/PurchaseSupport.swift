@@ -45,6 +45,11 @@ struct PurchaseSupport: Sendable {
     /// now stands, whether this request changed it or it already stood so (nothing is recorded then).
     func decide(_ request: RouteRequest, _ decision: SupportDecision) -> Handling {
         let original = request.parameter("original")
+        // No purchase has a longer ID: refused before the ledger, the log or the answer sees it.
+        guard original.utf8.count <= Self.longestKey else {
+            return .reply(.response(SupportFailure.badQuery("The original transaction ID must be 1 to \(Self.longestKey) bytes long.")
+                .answer.response(.adminPurchaseDecision)))
+        }
         let log = logger.with(requestID: request.requestID)
         return .reply(.later { [self] in
             do throws(SupportFailure) {
