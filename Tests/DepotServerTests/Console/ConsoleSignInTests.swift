@@ -199,6 +199,36 @@ struct ConsoleSignInTests {
         #expect(SignInLimiter.host(of: "[::1]:5000") == "::1")
     }
 
+    /// A full table forgets the address that failed least recently, and its bookkeeping stays bounded by the
+    /// addresses it tracks however many new addresses fail (each costs O(1) amortized, not a scan of them all).
+    @Test func aFullLimiterForgetsTheLeastRecentlyFailingAddressAndStaysBounded() {
+        let clock = Mutex<Int64>(1000)
+        let limiter = SignInLimiter(limit: 5, window: 60, addressLimit: 3, now: { clock.withLock { $0 } })
+        for address in ["a", "b", "c"] {
+            limiter.recordFailure(address)
+            clock.withLock { $0 += 1 }
+        }
+        for _ in 0..<5 { limiter.recordFailure("a") }   // a is limited, and now the most recent
+        clock.withLock { $0 += 1 }
+        limiter.recordFailure("d")                      // forgets b, the least recently failing
+        #expect(limiter.trackedAddresses == 3)
+        #expect(limiter.retryAfter("a") != nil, "a's failures are kept")
+        limiter.recordFailure("b")                      // b starts again from one failure: c is forgotten now
+        for _ in 0..<4 { limiter.recordFailure("b") }
+        #expect(limiter.retryAfter("b") != nil)
+        #expect(limiter.retryAfter("a") != nil)
+        #expect(limiter.trackedAddresses == 3)
+        // 20,000 failures from ever new addresses, then 10,000 from one: the table holds 3, and what it keeps
+        // to find the stalest stays a small multiple of that.
+        for index in 0..<20_000 {
+            limiter.recordFailure("new-\(index)")
+            if index % 1000 == 0 { clock.withLock { $0 += 1 } }
+        }
+        for _ in 0..<10_000 { limiter.recordFailure("same") }
+        #expect(limiter.trackedAddresses == 3)
+        #expect(limiter.orderEntries <= 4 * 16 + 1, "\(limiter.orderEntries) entries")
+    }
+
     @Test func sessionsAreSignedExpireAndCanBeRevoked() {
         let clock = Mutex<Int64>(1_000_000)
         let sessions = ConsoleSessions(adminToken: Self.adminToken, now: { clock.withLock { $0 } })
