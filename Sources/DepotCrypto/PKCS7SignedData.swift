@@ -56,7 +56,7 @@ public enum PKCS7SignedData {
     /// `SignedData` is `{ version INTEGER, digestAlgorithms SET, encapContentInfo { data, [0] OCTET
     /// STRING }, [0] certificates OPTIONAL, [1] crls OPTIONAL, signerInfos SET }` (RFC 2315 §9.1) and
     /// nothing after; nil for any other bytes (the caller then asks `d2i_PKCS7`).
-    static func skeletonContent(of der: [UInt8]) -> [UInt8]? {
+    package static func skeletonContent(of der: [UInt8]) -> [UInt8]? {
         var outer = DERCursor(der)
         guard let contentInfo = outer.next(universal: V_ASN1_SEQUENCE, constructed: true), outer.isAtEnd else { return nil }
         var info = outer.inside(contentInfo)

@@ -1,4 +1,4 @@
-@testable import DepotCrypto
+import DepotCrypto
 import Foundation
 import Testing
 
