@@ -6,7 +6,7 @@ import Foundation
 /// descriptor limit it needs, and a hardened sandbox that may write only the data, catalog and content
 /// directories. Catalog and content changes are picked up by the server itself, so there is no `ExecReload=`;
 /// `SIGTERM` finishes the requests in flight (up to 10 s) before the process exits.
-struct SystemdUnit {
+package struct SystemdUnit {
     /// The installed `depot` binary (absolute).
     let executable: String
     /// The account the service runs as.
@@ -15,12 +15,20 @@ struct SystemdUnit {
     /// The directory relative paths are resolved against.
     let workingDirectory: String
 
+    /// A unit running `executable` as `user` with `configuration`, relative paths taken from `workingDirectory`.
+    package init(executable: String, user: String, configuration: DepotConfiguration, workingDirectory: String) {
+        self.executable = executable
+        self.user = user
+        self.configuration = configuration
+        self.workingDirectory = workingDirectory
+    }
+
     /// Settings that are secrets: they go into `Environment=` lines, never into the command line (which any
     /// local user can read in the process list).
     static let secretSettings: Set<String> = ["admin-token", "token-secret", "apple-shared-secret", "edge-secret", "ledger"]
 
     /// The unit file's text.
-    func render() -> String {
+    package func render() -> String {
         let paths = [configuration.dataDirectory, configuration.catalogDirectory, configuration.contentDirectory].map(absolute)
         var arguments = [executable, "serve"]
         var environment: [String] = []
@@ -107,7 +115,7 @@ struct SystemdUnit {
 
     /// A word of `ExecStart=` (or an `Environment=` assignment): bare when it is plain, else in double quotes with
     /// `\` and `"` escaped; `%` (specifiers) and `$` (variables) are doubled either way.
-    static func quoted(_ word: String) -> String {
+    package static func quoted(_ word: String) -> String {
         let escaped = word.replacingOccurrences(of: "%", with: "%%").replacingOccurrences(of: "$", with: "$$")
         let plain = !escaped.isEmpty && escaped.unicodeScalars.allSatisfy {
             CharacterSet.alphanumerics.contains($0) && $0.isASCII || "._/:,=@+-%$[]".unicodeScalars.contains($0)

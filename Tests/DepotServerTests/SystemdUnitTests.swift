@@ -2,7 +2,7 @@ import ArgumentParsing
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import DepotCommands
+import DepotCommands
 @testable import DepotServer
 #if canImport(Glibc)
 import Glibc
