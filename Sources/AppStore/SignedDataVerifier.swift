@@ -73,7 +73,7 @@ public struct SignedDataVerifier: Sendable {
     public var trustedRoots: [X509Certificate] { chainVerifier.trustedRoots }
 
     /// How many JWS headers the chain cache remembers (tests).
-    var cachedHeaderCount: Int { cache.count }
+    package var cachedHeaderCount: Int { cache.count }
 
     /// Verifies a StoreKit 2 signed transaction and decodes it.
     public func verifyTransaction(_ jws: String, now: Date) -> Result<StoreKitTransaction, VerificationFailure> {

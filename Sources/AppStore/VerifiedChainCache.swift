@@ -1,5 +1,5 @@
-import DepotCrypto
-import Foundation
+package import DepotCrypto
+package import Foundation
 
 /// Remembers JWS headers whose `x5c` passed the header, certificate, chain and OID checks, so the
 /// next payload signed with the same certificates skips header decoding, DER parsing and two
@@ -10,10 +10,17 @@ import Foundation
 /// window (`VerifiedChain.isValid(at:)`, the rule libcrypto applied); otherwise the chain is
 /// validated again from scratch. Failures are never cached. Trust settings are fixed per verifier,
 /// and each verifier owns its cache.
-final class VerifiedChainCache: @unchecked Sendable {  // all state is guarded by `lock`
-    struct Entry {
+package final class VerifiedChainCache: @unchecked Sendable {  // all state is guarded by `lock`
+    /// A chain that passed, with the leaf it ends in.
+    package struct Entry {
         let leaf: X509Certificate
         let chain: VerifiedChain
+
+        /// An entry for a leaf and the chain verified for it.
+        package init(leaf: X509Certificate, chain: VerifiedChain) {
+            self.leaf = leaf
+            self.chain = chain
+        }
     }
 
     private let lock = NSLock()
@@ -21,21 +28,22 @@ final class VerifiedChainCache: @unchecked Sendable {  // all state is guarded b
     private let capacity: Int
 
     /// Apple rotates its leaf every two years or so: a handful of entries is plenty.
-    init(capacity: Int = 32) {
+    package init(capacity: Int = 32) {
         self.capacity = capacity
     }
 
     /// The entry for a header segment, whatever the time.
-    func entry(forHeader header: Data) -> Entry? {
+    package func entry(forHeader header: Data) -> Entry? {
         lock.withLock { entries[header] }
     }
 
     /// How many headers are remembered.
-    var count: Int {
+    package var count: Int {
         lock.withLock { entries.count }
     }
 
-    func store(_ entry: Entry, forHeader header: Data) {
+    /// Remembers an entry for a header segment, forgetting all others first when the cache is full.
+    package func store(_ entry: Entry, forHeader header: Data) {
         lock.withLock {
             if entries.count >= capacity { entries.removeAll(keepingCapacity: true) }
             entries[header] = entry

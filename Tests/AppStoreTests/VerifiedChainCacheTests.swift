@@ -1,4 +1,4 @@
-@testable import AppStore
+import AppStore
 import AppStoreSimulator
 import DepotCore
 import DepotCrypto
