@@ -61,7 +61,7 @@ private enum LibcryptoSHA256 {
 
 extension Data {
     /// Lowercase hexadecimal.
-    var hexString: String {
+    package var hexString: String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(count * 2)

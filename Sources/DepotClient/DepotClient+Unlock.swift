@@ -26,7 +26,7 @@ extension DepotClient {
 
     /// The base64 text to send for `receipt`: itself (without line breaks and surrounding spaces) when it is
     /// base64 text, else its bytes encoded.
-    static func base64Receipt(_ receipt: Data) -> String {
+    package static func base64Receipt(_ receipt: Data) -> String {
         var text: [UInt8] = []
         text.reserveCapacity(receipt.count)
         for byte in receipt {

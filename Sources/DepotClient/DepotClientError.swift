@@ -108,7 +108,7 @@ extension DepotClientError {
     ///   - body: the response body, ideally the spec's error JSON.
     ///   - retryAfter: the `Retry-After` field, if any.
     ///   - now: wall-clock time, to turn an HTTP-date `Retry-After` into seconds.
-    init(status: Int, body: Data, retryAfter: String?, now: Date) {
+    package init(status: Int, body: Data, retryAfter: String?, now: Date) {
         let error = ServerErrorBody(body)
         switch (status, error.code) {
         case (503, _):

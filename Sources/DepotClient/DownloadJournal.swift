@@ -7,17 +7,18 @@ import Foundation
 /// {"format": 1, "pack": "level2", "version": 3, "completed": false,
 ///  "files": {"stages.bin": {"etag": "\"…\"", "size": 5242880, "chunkLength": 1048576, "verified": [0, 1]}}}
 /// ```
-struct DownloadJournal: Codable, Equatable, Sendable {
+package struct DownloadJournal: Codable, Equatable, Sendable {
     /// What is known about one file.
-    struct FileRecord: Codable, Equatable, Sendable {
+    package struct FileRecord: Codable, Equatable, Sendable {
         var etag: String
         var size: Int64
         /// The length of the first chunk: chunk indices mean nothing under another chunk size.
         var chunkLength: Int64
         /// Indices of the chunks whose bytes are on disk and matched their SHA-256.
-        var verified: Set<Int>
+        package var verified: Set<Int>
 
-        init(_ file: DownloadManifest.File) {
+        /// A record of `file` with no chunk verified yet.
+        package init(_ file: DownloadManifest.File) {
             etag = file.etag
             size = file.size
             chunkLength = file.chunks.first?.length ?? 0
@@ -31,7 +32,8 @@ struct DownloadJournal: Codable, Equatable, Sendable {
 
         private enum CodingKeys: String, CodingKey { case etag, size, chunkLength, verified }
 
-        init(from decoder: any Decoder) throws {
+        /// Reads a record (`verified` as a list).
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             etag = try container.decode(String.self, forKey: .etag)
             size = try container.decode(Int64.self, forKey: .size)
@@ -39,7 +41,8 @@ struct DownloadJournal: Codable, Equatable, Sendable {
             verified = Set(try container.decode([Int].self, forKey: .verified))
         }
 
-        func encode(to encoder: any Encoder) throws {
+        /// Writes a record, `verified` as a sorted list.
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(etag, forKey: .etag)
             try container.encode(size, forKey: .size)
@@ -50,11 +53,15 @@ struct DownloadJournal: Codable, Equatable, Sendable {
 
     var format = 1
     var pack: String
-    var version: Int
-    var completed = false
-    var files: [String: FileRecord] = [:]
+    /// The pack version the journal describes.
+    package var version: Int
+    /// Whether the download finished.
+    package var completed = false
+    /// Each file's record, by manifest path.
+    package var files: [String: FileRecord] = [:]
 
-    init(pack: String, version: Int) {
+    /// An empty journal of a pack version.
+    package init(pack: String, version: Int) {
         self.pack = pack
         self.version = version
     }
@@ -62,7 +69,7 @@ struct DownloadJournal: Codable, Equatable, Sendable {
     /// The journal carried over to `manifest`: a file keeps its verified chunks only if it is unchanged;
     /// `restarted` lists changed files that had verified bytes on disk (now stale), `dropped` files no
     /// longer in the pack.
-    func adopting(_ manifest: DownloadManifest) -> (journal: DownloadJournal, restarted: [String], dropped: [String]) {
+    package func adopting(_ manifest: DownloadManifest) -> (journal: DownloadJournal, restarted: [String], dropped: [String]) {
         var next = DownloadJournal(pack: manifest.pack, version: manifest.version)
         var restarted: [String] = []
         for file in manifest.files {
@@ -82,7 +89,7 @@ struct DownloadJournal: Codable, Equatable, Sendable {
     }
 
     /// Bytes of verified chunks under `manifest`.
-    func verifiedBytes(_ manifest: DownloadManifest) -> Int64 {
+    package func verifiedBytes(_ manifest: DownloadManifest) -> Int64 {
         manifest.files.reduce(0) { total, file in
             let verified = files[file.path]?.verified ?? []
             return total + verified.reduce(0) { $0 + file.chunks[$1].length }

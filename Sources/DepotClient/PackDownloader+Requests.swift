@@ -136,18 +136,20 @@ extension PackDownloader {
 }
 
 /// A `Content-Range: bytes first-last/complete` field (RFC 9110 §14.4); `*` for an unknown length.
-struct ContentRange: Equatable {
+package struct ContentRange: Equatable {
     var first: Int64
     var last: Int64
     var completeLength: Int64?
 
-    init(first: Int64, last: Int64, completeLength: Int64?) {
+    /// A range with its bounds and the complete length (nil: unknown).
+    package init(first: Int64, last: Int64, completeLength: Int64?) {
         self.first = first
         self.last = last
         self.completeLength = completeLength
     }
 
-    init?(_ field: String) {
+    /// Parses a field; nil when it is not a satisfied byte range.
+    package init?(_ field: String) {
         let text = field.trimmingCharacters(in: .whitespaces)
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
         let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)

@@ -1,10 +1,16 @@
-import Foundation
+package import Foundation
 
 /// The destination directory of a download: files written in place at chunk offsets, the journal beside
 /// them. Paths handed in have passed ``ManifestPath/check(_:reserved:)``.
-struct PackFileStore: Sendable {
+package struct PackFileStore: Sendable {
     let root: URL
     let journalName: String
+
+    /// The store of the directory `root`, whose journal is the file `journalName` in it.
+    package init(root: URL, journalName: String) {
+        self.root = root
+        self.journalName = journalName
+    }
 
     func url(_ path: String) -> URL { root.appendingPathComponent(path) }
 
@@ -82,7 +88,8 @@ struct PackFileStore: Sendable {
 
     var journalURL: URL { root.appendingPathComponent(journalName) }
 
-    func loadJournal() -> DownloadJournal? {
+    /// The saved journal; nil when there is none or it does not decode.
+    package func loadJournal() -> DownloadJournal? {
         guard let data = try? Data(contentsOf: journalURL) else { return nil }
         return try? JSONDecoder().decode(DownloadJournal.self, from: data)
     }

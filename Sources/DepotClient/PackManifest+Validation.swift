@@ -7,7 +7,7 @@ extension PackManifest {
 
     /// Checks what the downloader relies on before anything is written: safe paths, no path both a file and
     /// a directory, chunks tiling each file exactly, hex digests, the total.
-    func validated(reserved: String) throws -> PackManifest {
+    package func validated(reserved: String) throws -> PackManifest {
         // A chunk is held in memory while it is checked: its size is bounded (the server's own limit is 1 GiB).
         guard chunkSize > 0, chunkSize <= Self.maxChunkSize else {
             throw DepotClientError.invalidResponse("chunkSize \(chunkSize) is outside 1...\(Self.maxChunkSize)")
@@ -60,11 +60,11 @@ extension PackManifest.Chunk {
 }
 
 /// The rules a manifest path must follow before it is joined to the destination.
-enum ManifestPath {
+package enum ManifestPath {
     /// Refuses anything that could leave the destination or clash with the journal: empty, absolute,
     /// backslash, NUL, empty/`.`/`..` segments, the reserved journal name and names beginning with it and a dot
     /// (the journal's temporary file).
-    static func check(_ path: String, reserved: String) throws {
+    package static func check(_ path: String, reserved: String) throws {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
         let bad = path.isEmpty || path.hasPrefix("/") || path.contains("\\") || path.contains("\0")
             || segments.contains { $0.isEmpty || $0 == "." || $0 == ".." }

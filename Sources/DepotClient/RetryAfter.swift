@@ -1,11 +1,11 @@
-import Foundation
+package import Foundation
 
 /// Reads a `Retry-After` field.
-enum RetryAfter {
+package enum RetryAfter {
     /// The delay in seconds, never negative; nil when the field is neither form.
     ///
     /// RFC 9110 §10.2.3: `Retry-After = HTTP-date / delay-seconds`.
-    static func seconds(_ field: String, now: Date) -> TimeInterval? {
+    package static func seconds(_ field: String, now: Date) -> TimeInterval? {
         let text = field.trimmingCharacters(in: .whitespaces)
         if !text.isEmpty, text.allSatisfy(\.isASCIIDigit) {
             return TimeInterval(text) ?? nil

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// The small parts: hashing, Content-Range, path rules, rate, journal carry-over.
 @Suite struct BuildingBlockTests {

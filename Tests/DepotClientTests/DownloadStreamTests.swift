@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// Issue 11, defect 1 and missing piece 6: the download as one call that yields its events (a loop over them
 /// drives the download instead of waiting forever for a `start()` that comes after it), and a receipt given

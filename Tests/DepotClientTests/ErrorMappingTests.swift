@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// Status + error body → ``DepotClientError`` (spec §4.2, §4.3 tables).
 @Suite struct ErrorMappingTests {

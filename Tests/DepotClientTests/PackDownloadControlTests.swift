@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// Free space, token renewal, pause, resume and cancel.
 @Suite struct PackDownloadControlTests {

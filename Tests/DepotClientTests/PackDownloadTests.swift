@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// A whole download against the fake server: requests on the wire, bytes on disk, events.
 @Suite struct PackDownloadTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// Resuming in a new downloader (a new process), checking what is on disk, and files that change.
 @Suite struct PackResumeTests {

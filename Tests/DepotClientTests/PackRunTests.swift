@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// `pack-updates.md` §1: adjacent missing chunks of a file go out as one range request (up to `runBytes`), and every
 /// chunk of the run is still verified on its own.

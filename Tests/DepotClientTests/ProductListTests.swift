@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 @Suite struct ProductListTests {
     let v1 = "[\"com.example.depot.level2\", \"com.example.depot.level3\"]"

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 @Suite struct UnlockTests {
     let answer = """

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Synchronization
-@testable import DepotClient
+import DepotClient
 
 /// An in-process stand-in for the Depot server (spec §4), reached through ``FakeURLProtocol``: product
 /// lists with validators, `POST /v1/receipts`, token checks, the manifest's `307`, and pack files with

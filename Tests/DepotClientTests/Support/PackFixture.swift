@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import DepotClient
+import DepotClient
 
 /// A fake server holding pack `level2` version 1, a scratch destination, a manual clock and free space.
 ///

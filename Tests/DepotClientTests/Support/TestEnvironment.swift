@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-@testable import DepotClient
+import DepotClient
 
 /// A clock the test moves by hand.
 final class ManualClock: Sendable {
