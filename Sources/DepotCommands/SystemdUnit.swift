@@ -1,5 +1,5 @@
 import ArgumentParsing
-import DepotServer
+package import DepotServer
 import Foundation
 
 /// The systemd unit of `depot deploy systemd` (operations.md §5): `depot serve` with the given settings, the
