@@ -12,7 +12,9 @@ import Server
 ///   age), then existence in the served manifests — and `204` when it may open the file. No file is read.
 ///   Otherwise the answer is the file URL's own error answer (which nginx then fetches from the file URL
 ///   itself, so the client gets Depot's exact status, fields and body); so are the request's conditions that
-///   nginx would answer in its own way (`412`, `416`).
+///   nginx would answer in its own way (`412`, `416`). The range it allows goes into the delivery record only
+///   when the request carries the edge secret (the generated configuration sends it): anyone holding a token
+///   can ask this route directly, and a purchase must not look delivered for bytes nobody sent.
 /// - `GET /v1/edge/origin/{pack}/{version}/files/{path}` (nginx's cache fills, one slice at a time): the
 ///   file with the file URL's headers, ranges and validators, opened by the edge secret
 ///   (`X-Depot-Edge-Secret`, compared in constant time) instead of a token. Without `--edge-secret` the route
@@ -39,6 +41,14 @@ struct EdgeRoutes: Sendable {
         self.packs = packs
         secretDigest = secret.map { SHA256.hash(Array($0.utf8)) }
         self.deliveries = deliveries
+    }
+
+    /// Whether `request` carries the edge secret (`X-Depot-Edge-Secret`, once, compared in constant time); false
+    /// when no `--edge-secret` is configured.
+    func carriesSecret(_ request: RouteRequest) -> Bool {
+        guard let secretDigest else { return false }
+        let presented = request.head.fields.values(Self.secretField.lowercased())
+        return presented.count == 1 && ConstantTime.equals(SHA256.hash(Array(presented[0].utf8)), secretDigest)
     }
 
     /// `GET /v1/edge/authorize`.
@@ -88,9 +98,10 @@ struct EdgeRoutes: Sendable {
 
     /// The delivery record of what the edge is allowed to send (spec app-store-server-api §7): the bytes leave
     /// from nginx, cached or not, so the authorized ranges are what Depot knows of them; a `HEAD` sends none.
+    /// Only the edge itself (a request with the edge secret) records: a client asking directly sends nothing.
     private func record(_ ranges: [Range<Int64>], of file: PackManifest.File, in version: PackVersion, to purchase: String?,
                         request: RouteRequest) {
-        guard let deliveries, let purchase else { return }
+        guard let deliveries, let purchase, carriesSecret(request) else { return }
         let methods = request.head.fields.values(Self.originalMethodField.lowercased())
         guard methods.isEmpty || methods == ["GET"] else { return }
         for range in ranges {
@@ -101,10 +112,8 @@ struct EdgeRoutes: Sendable {
 
     /// `GET /v1/edge/origin/{pack}/{version}/files/{path}`.
     func origin(_ request: RouteRequest) throws -> Response {
-        guard let secretDigest else { throw RoutingFailure.notFound }
-        let presented = request.head.fields.values(Self.secretField.lowercased())
-        guard presented.count == 1,
-              ConstantTime.equals(SHA256.hash(Array(presented[0].utf8)), secretDigest) else { throw EdgeFailure.secretRequired }
+        guard secretDigest != nil else { throw RoutingFailure.notFound }
+        guard carriesSecret(request) else { throw EdgeFailure.secretRequired }
         return try packs.originFile(request)
     }
 }

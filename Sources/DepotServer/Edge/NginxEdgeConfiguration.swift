@@ -7,8 +7,8 @@ import DepotWire
 ///   `X-Forwarded-Proto` and `X-Request-ID` (the client's when it is 1–128 visible characters, else nginx's).
 ///   A request that fails to reach an instance, or gets `502`/`503`/`504`, is passed to the next one if it is
 ///   idempotent (nginx never retries `POST`), so a dead instance costs nothing.
-/// - Pack files: before each request nginx asks `GET /v1/edge/authorize` (`auth_request`), which checks the
-///   token and revocation in memory; then it serves the bytes from its cache, filled from the origin route
+/// - Pack files: before each request nginx asks `GET /v1/edge/authorize` (`auth_request`, with the edge
+///   secret, so Depot records what it allows as delivered), which checks the token and revocation in memory; then it serves the bytes from its cache, filled from the origin route
 ///   one 1 MiB slice at a time (so ranges and resumes are cached too), keyed by the path alone (never the
 ///   token). A refusal is fetched again from the file URL itself, so the client gets Depot's exact answer.
 /// - With a certificate and key, the server block speaks TLS with HTTP/1.1 and HTTP/2 to clients.
@@ -22,7 +22,7 @@ public struct NginxEdgeConfiguration: Sendable {
     public var listen: [String]
     /// The certificate and key files for TLS; nil for plain HTTP.
     public var tls: (certificate: String, key: String)?
-    /// `--edge-secret`, sent to the origin route.
+    /// `--edge-secret`, sent to the origin route and the authorize check.
     public var edgeSecret: String
     /// The cache's size limit (nginx's `max_size`, e.g. `10g`).
     public var cacheMaxSize: String
@@ -230,6 +230,8 @@ public struct NginxEdgeConfiguration: Sendable {
             "            proxy_set_header Content-Length \"\";",
             "            proxy_set_header \(EdgeRoutes.originalURIField) $request_uri;",
             "            proxy_set_header \(EdgeRoutes.originalMethodField) $request_method;",
+            "            # The secret tells Depot the check comes from the edge, which then sends the bytes: only then are they recorded.",
+            "            proxy_set_header \(EdgeRoutes.secretField) \(Self.quoted(edgeSecret));",
             "            proxy_pass http://depot_instances\(WirePath.edgeAuthorize.pattern);",
             "        }",
             "",
