@@ -53,6 +53,9 @@ struct LedgerExport: Sendable, Equatable {
         var sentRanges: String
         var firstSentMS: Int64
         var lastSentMS: Int64
+        /// `version_chunks`, `version_bytes` (SQLite version 6): the version's totals, when recorded.
+        var versionChunks: Int64? = nil
+        var versionBytes: Int64? = nil
     }
 
     /// A row of `delivered_chunks` (version 4).

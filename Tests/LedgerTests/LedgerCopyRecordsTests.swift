@@ -13,9 +13,12 @@ import Testing
     @Test func copyMovesDeliveriesAndTheOutboxAndRunningItAgainAddsNothing() async throws {
         try await LedgerFixture.withTarget(.sqlite) { source in
             let sqlite = try await source.open()
+            // One file with its version's totals (they move too).
+            var withTotals = LedgerDeliveryTests.span([0..<250], path: "README.txt", at: 1)
+            withTotals.versionTotals = LedgerVersionTotalsTests.totals
             _ = try await sqlite.recordDeliveries([
                 LedgerDeliveryTests.span([0..<150]),
-                LedgerDeliveryTests.span([0..<250], path: "README.txt", at: 1),
+                withTotals,
                 LedgerDeliveryTests.span([0..<100], original: "2"),
             ])
             #expect(try await sqlite.enqueue([
@@ -28,6 +31,7 @@ import Testing
             try await sqlite.retryOutbox(id: claimed[1].id, nextAttempt: LedgerFixture.now.addingTimeInterval(5), error: "HTTP 500")
             let expectedDeliveries = [try await sqlite.deliveries(originalTransactionID: "1"),
                                       try await sqlite.deliveries(originalTransactionID: "2")]
+            #expect(expectedDeliveries[0].map(\.versionTotals) == [LedgerVersionTotalsTests.totals, nil])
             let expectedItems = [try await sqlite.outboxItems(queue: .webhook, orderingKey: "1"),
                                  try await sqlite.outboxItems(queue: .webhook, orderingKey: "2"),
                                  try await sqlite.outboxItems(queue: .consumption, orderingKey: "1")]

@@ -74,22 +74,25 @@ final class ConsumptionAnswers: Sendable {
 
     /// The answer to `request` from the purchase's delivery record: the product's pack in the catalog, the
     /// version of it that decides (``ConsumptionRules/decisive(_:)``: the most complete the purchase received
-    /// something of, or the live version when it received nothing), its chunks and bytes from the manifest.
+    /// something of, or the live version when it received nothing), its chunks and bytes as the record kept
+    /// them (so a version pruned since is still judged), or from its manifest for a record written without them.
     /// A product without a pack (or one no longer in the catalog) is answered without a percentage.
     static func answer(for request: ConsumptionRequest, deliveries: [LedgerDelivery], snapshot: DepotSnapshot?) -> ConsumptionInformation {
         guard let snapshot, let pack = snapshot.catalog.products.first(where: { $0.id == request.productId })?.pack,
               let entry = snapshot.content.packs[pack] else {
             return ConsumptionRules.answer(for: nil)
         }
-        let received = deliveries.filter { $0.pack == pack }
+        let received = Dictionary(grouping: deliveries.filter { $0.pack == pack }, by: \.version)
+        var numbers = Set(received.keys)
+        if let current = entry.current { numbers.insert(current) }
         var versions: [Int: ConsumptionRules.Delivery] = [:]
-        for (number, version) in entry.versions {
-            let sent = received.filter { $0.version == number }
-            guard !sent.isEmpty || number == entry.current else { continue }
-            let chunks = version.manifest.files.flatMap(\.chunks)
+        for number in numbers {
+            let sent = received[number] ?? []
+            guard let totals = sent.lazy.compactMap(\.versionTotals).first
+                    ?? entry.versions[number].map({ DeliveryRecorder.totals(of: $0.manifest) }) else { continue }
             versions[number] = ConsumptionRules.Delivery(
-                deliveredChunks: sent.reduce(0) { $0 + $1.chunks.count }, totalChunks: chunks.count,
-                deliveredBytes: sent.reduce(0) { $0 + $1.deliveredBytes }, totalBytes: chunks.reduce(0) { $0 + $1.length })
+                deliveredChunks: sent.reduce(0) { $0 + $1.chunks.count }, totalChunks: totals.chunks,
+                deliveredBytes: sent.reduce(0) { $0 + $1.deliveredBytes }, totalBytes: totals.bytes)
         }
         return ConsumptionRules.answer(for: ConsumptionRules.decisive(versions))
     }

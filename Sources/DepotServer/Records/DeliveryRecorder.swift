@@ -214,17 +214,27 @@ final class DeliveryRecorder: Sendable {
         }
     }
 
-    /// The merged files with their chunks (files no manifest knows are dropped), in the order they first arrived.
+    /// The merged files with their chunks and their version's totals (files no manifest knows are dropped), in
+    /// the order they first arrived.
     private func spans(of files: [FileKey: ByteCoverage], order: [FileKey]) -> [DeliverySpan] {
         let sentAt = now()
         var manifests: [String: PackManifest?] = [:]
+        var totals: [String: VersionTotals] = [:]
         return order.compactMap { key in
             let id = "\(key.pack)/\(key.version)"
             if manifests[id] == nil { manifests[id] = .some(manifest(key.pack, key.version)) }
             guard let manifest = manifests[id] ?? nil, let file = manifest.files.first(where: { $0.path == key.path }),
                   let sent = files[key] else { return nil }
+            if totals[id] == nil { totals[id] = Self.totals(of: manifest) }
             return DeliverySpan(originalTransactionID: key.original, pack: key.pack, version: key.version, path: key.path,
-                                sent: sent, chunks: file.chunks.map { $0.offset..<($0.offset + $0.length) }, sentAt: sentAt)
+                                sent: sent, chunks: file.chunks.map { $0.offset..<($0.offset + $0.length) }, sentAt: sentAt,
+                                versionTotals: totals[id])
         }
+    }
+
+    /// A version's chunks and their bytes, from its manifest.
+    static func totals(of manifest: PackManifest) -> VersionTotals {
+        let chunks = manifest.files.flatMap(\.chunks)
+        return VersionTotals(chunks: chunks.count, bytes: chunks.reduce(0) { $0 + $1.length })
     }
 }

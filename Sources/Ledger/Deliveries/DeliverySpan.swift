@@ -18,10 +18,12 @@ public struct DeliverySpan: Sendable, Equatable {
     public var chunks: [Range<Int64>]
     /// When the last of these bytes was sent.
     public var sentAt: Date
+    /// The whole version's chunks and bytes (from its manifest), stored with the record; nil when unknown.
+    public var versionTotals: VersionTotals?
 
     /// A span; see the properties.
     public init(originalTransactionID: String, pack: String, version: Int, path: String, sent: ByteCoverage,
-                chunks: [Range<Int64>], sentAt: Date) {
+                chunks: [Range<Int64>], sentAt: Date, versionTotals: VersionTotals? = nil) {
         self.originalTransactionID = originalTransactionID
         self.pack = pack
         self.version = version
@@ -29,5 +31,6 @@ public struct DeliverySpan: Sendable, Equatable {
         self.sent = sent
         self.chunks = chunks
         self.sentAt = sentAt
+        self.versionTotals = versionTotals
     }
 }

@@ -19,10 +19,13 @@ public struct LedgerDelivery: Sendable, Equatable {
     public var firstSent: Date
     /// When the last bytes were recorded.
     public var lastSent: Date
+    /// The version's chunks and bytes in all, as recorded with the file (nil for a record written before they
+    /// were kept: the version's manifest on disk has them, while it is there).
+    public var versionTotals: VersionTotals?
 
     /// A delivery record; see the properties.
     public init(originalTransactionID: String, pack: String, version: Int, path: String, chunks: [DeliveredChunk],
-                sent: ByteCoverage, firstSent: Date, lastSent: Date) {
+                sent: ByteCoverage, firstSent: Date, lastSent: Date, versionTotals: VersionTotals? = nil) {
         self.originalTransactionID = originalTransactionID
         self.pack = pack
         self.version = version
@@ -31,6 +34,7 @@ public struct LedgerDelivery: Sendable, Equatable {
         self.sent = sent
         self.firstSent = firstSent
         self.lastSent = lastSent
+        self.versionTotals = versionTotals
     }
 
     /// The bytes of the chunks delivered whole.

@@ -35,12 +35,14 @@ struct PostgresDeliveryRecords {
             // them), found on the whole union, before the stored ranges are trimmed.
             let covered = coverage.newlyCoveredChunks(span.chunks, before: before)
             coverage.trim(keeping: span.chunks)
+            let totals: [PostgresValue] = span.versionTotals.map { [.integer(Int64($0.chunks)), .integer($0.bytes)] } ?? [.null, .null]
             try connection.query(
                 """
                 UPDATE delivery_files SET sent_ranges = $5, first_sent_ms = LEAST(first_sent_ms, $6),
-                    last_sent_ms = GREATEST(last_sent_ms, $6)
+                    last_sent_ms = GREATEST(last_sent_ms, $6), version_chunks = COALESCE($7::int8, version_chunks),
+                    version_bytes = COALESCE($8::int8, version_bytes)
                 WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4 AND path = $4
-                """, key + [.text(coverage.encoded), .integer(sentMS)])
+                """, key + [.text(coverage.encoded), .integer(sentMS)] + totals)
             guard !covered.isEmpty else { continue }
             let inserted = try connection.query(
                 """
@@ -60,7 +62,7 @@ struct PostgresDeliveryRecords {
     func deliveries(originalTransactionID: String) throws(PostgresError) -> [LedgerDelivery] {
         let files = try connection.query(
             """
-            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes FROM delivery_files
             WHERE original_transaction_id = $1 ORDER BY pack, version, path
             """, [.text(originalTransactionID)]).rows
         var chunks: [String: [DeliveredChunk]] = [:]
@@ -80,7 +82,8 @@ struct PostgresDeliveryRecords {
                 originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
                 chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
                 sent: (row[3]).flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
-                firstSent: LedgerTime.date(Int64(row[4] ?? "") ?? 0), lastSent: LedgerTime.date(Int64(row[5] ?? "") ?? 0))
+                firstSent: LedgerTime.date(Int64(row[4] ?? "") ?? 0), lastSent: LedgerTime.date(Int64(row[5] ?? "") ?? 0),
+                versionTotals: row[6].flatMap { Int($0) }.flatMap { chunks in row[7].flatMap { Int64($0) }.map { VersionTotals(chunks: chunks, bytes: $0) } })
         }
     }
 }

@@ -14,6 +14,7 @@
 /// - `delivery_files`, `delivered_chunks`, `outbox`, `revocations.restored_by` (version 3, the deliveries and
 ///   outbox migration): as in SQLite (`outbox.id` is an identity column).
 /// - `account_bindings_by_account` (version 4): as SQLite's version 5.
+/// - `delivery_files.version_chunks`, `version_bytes` (version 5): as SQLite's version 6 (`bigint`).
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
 ///   state. Every write takes this row's lock (`INSERT … ON CONFLICT DO UPDATE`, in ID order) before reading or changing
@@ -130,6 +131,10 @@ enum PostgresLedgerSchema {
         // 4: an account's purchases (the support view's look-up by account).
         """
         CREATE INDEX account_bindings_by_account ON account_bindings (account, original_transaction_id);
+        """,
+        // 5: the pack version's totals with each delivery record (as SQLite's version 6).
+        """
+        ALTER TABLE delivery_files ADD COLUMN version_chunks bigint, ADD COLUMN version_bytes bigint;
         """,
     ]
 

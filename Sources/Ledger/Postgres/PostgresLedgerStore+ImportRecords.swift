@@ -7,14 +7,16 @@ extension PostgresLedgerStore {
         for batch in export.deliveryFiles.chunked(Self.importBatch) {
             deliveries += try connection.query(
                 """
-                INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms)
+                INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms,
+                    version_chunks, version_bytes)
                 SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]::integer[], $4::text[], $5::text[], $6::bigint[],
-                    $7::bigint[])
+                    $7::bigint[], $8::bigint[], $9::bigint[])
                 ON CONFLICT (original_transaction_id, pack, version, path) DO NOTHING
                 """,
                 [.textArray(batch.map(\.originalTransactionID)), .textArray(batch.map(\.pack)), .integerArray(batch.map(\.version)),
                  .textArray(batch.map(\.path)), .textArray(batch.map(\.sentRanges)), .integerArray(batch.map(\.firstSentMS)),
-                 .integerArray(batch.map(\.lastSentMS))]).affectedRows
+                 .integerArray(batch.map(\.lastSentMS)), .integerArray(batch.map(\.versionChunks)),
+                 .integerArray(batch.map(\.versionBytes))]).affectedRows
         }
         for batch in export.chunks.chunked(Self.importBatch) {
             deliveries += try connection.query(

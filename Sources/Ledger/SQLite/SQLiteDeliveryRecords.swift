@@ -27,14 +27,18 @@ struct SQLiteDeliveryRecords {
                 coverage.trim(keeping: span.chunks)
                 let sentMS = LedgerTime.milliseconds(span.sentAt)
                 let firstMS = min(row?[1].integer ?? sentMS, sentMS)
+                let totals: [SQLiteValue] = span.versionTotals.map { [.integer(Int64($0.chunks)), .integer($0.bytes)] } ?? [.null, .null]
                 try database.run(
                     """
-                    INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO delivery_files (original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms,
+                        version_chunks, version_bytes)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT (original_transaction_id, pack, version, path) DO UPDATE SET
                         sent_ranges = excluded.sent_ranges, first_sent_ms = excluded.first_sent_ms,
-                        last_sent_ms = MAX(last_sent_ms, excluded.last_sent_ms)
-                    """, key + [.text(coverage.encoded), .integer(firstMS), .integer(sentMS)])
+                        last_sent_ms = MAX(last_sent_ms, excluded.last_sent_ms),
+                        version_chunks = COALESCE(excluded.version_chunks, version_chunks),
+                        version_bytes = COALESCE(excluded.version_bytes, version_bytes)
+                    """, key + [.text(coverage.encoded), .integer(firstMS), .integer(sentMS)] + totals)
                 var newChunks = 0
                 for chunk in covered {
                     newChunks += try database.run(
@@ -55,7 +59,7 @@ struct SQLiteDeliveryRecords {
     func deliveries(originalTransactionID: String) throws(SQLiteError) -> [LedgerDelivery] {
         let files = try database.query(
             """
-            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes FROM delivery_files
             WHERE original_transaction_id = ? ORDER BY pack, version, path
             """, [.text(originalTransactionID)])
         var chunks: [String: [DeliveredChunk]] = [:]
@@ -74,21 +78,25 @@ struct SQLiteDeliveryRecords {
                 originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
                 chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
                 sent: row[3].text.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
-                firstSent: LedgerTime.date(row[4].integer ?? 0), lastSent: LedgerTime.date(row[5].integer ?? 0))
+                firstSent: LedgerTime.date(row[4].integer ?? 0), lastSent: LedgerTime.date(row[5].integer ?? 0),
+                versionTotals: row[6].integer.flatMap { chunks in row[7].integer.map { VersionTotals(chunks: Int(chunks), bytes: $0) } })
         }
     }
 
-    /// Every file record and delivered chunk, for the copy to PostgreSQL (inside the export's read).
-    func export(into export: inout LedgerExport) throws(SQLiteError) {
+    /// Every file record and delivered chunk, for the copy to PostgreSQL (inside the export's read); the version
+    /// totals from schema version 6.
+    func export(into export: inout LedgerExport, schemaVersion: Int) throws(SQLiteError) {
+        let totals = schemaVersion >= 6 ? "version_chunks, version_bytes" : "NULL, NULL"
         export.deliveryFiles = try database.query(
             """
-            SELECT original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms FROM delivery_files
+            SELECT original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, \(totals) FROM delivery_files
             ORDER BY 1, 2, 3, 4
             """
         ).map { row in
             LedgerExport.DeliveryFile(
                 originalTransactionID: row[0].text ?? "", pack: row[1].text ?? "", version: row[2].integer ?? 0,
-                path: row[3].text ?? "", sentRanges: row[4].text ?? "", firstSentMS: row[5].integer ?? 0, lastSentMS: row[6].integer ?? 0)
+                path: row[3].text ?? "", sentRanges: row[4].text ?? "", firstSentMS: row[5].integer ?? 0, lastSentMS: row[6].integer ?? 0,
+                versionChunks: row[7].integer, versionBytes: row[8].integer)
         }
         export.chunks = try database.query(
             """

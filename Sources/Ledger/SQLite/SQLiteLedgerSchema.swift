@@ -41,6 +41,9 @@
 ///   `admin:<original transaction ID>:<n>`.
 /// - `account_bindings_by_account` (version 5) — the index behind the support view's look-up of an account's
 ///   purchases (`account`, `original_transaction_id`).
+/// - `delivery_files.version_chunks`, `version_bytes` (version 6) — the chunks and bytes of the file's whole
+///   pack version when it was recorded (`VersionTotals`), so a refund request is judged after the version's
+///   directory was pruned; NULL in rows written before (the answer then reads the manifest on disk).
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
 enum SQLiteLedgerSchema {
@@ -144,6 +147,11 @@ enum SQLiteLedgerSchema {
         // 5: an account's purchases (the support view's look-up by account).
         """
         CREATE INDEX account_bindings_by_account ON account_bindings (account, original_transaction_id);
+        """,
+        // 6: the pack version's totals with each delivery record.
+        """
+        ALTER TABLE delivery_files ADD COLUMN version_chunks INTEGER;
+        ALTER TABLE delivery_files ADD COLUMN version_bytes INTEGER;
         """,
     ]
 

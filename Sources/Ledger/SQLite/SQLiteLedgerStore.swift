@@ -293,7 +293,7 @@ struct SQLiteLedgerStore {
             LedgerExport.Setting(name: $0[0].text ?? "", value: $0[1].blob ?? [])
         }
         guard schemaVersion >= 4 else { return export }
-        try SQLiteDeliveryRecords(database: database).export(into: &export)
+        try SQLiteDeliveryRecords(database: database).export(into: &export, schemaVersion: schemaVersion)
         try SQLiteOutbox(database: database).export(into: &export)
         return export
     }
