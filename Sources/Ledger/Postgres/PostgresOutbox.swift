@@ -3,9 +3,43 @@ import Foundation
 /// The SQL of the outbox on PostgreSQL, run in pooled `READ COMMITTED` transactions. Of instances claiming at
 /// once, each locks the rows it takes (`FOR UPDATE SKIP LOCKED`), so an item goes to one of them; a claim
 /// lapses after its lease, so an item claimed by an instance that died is taken over then. Only the first
-/// pending item of an ordering key can be claimed, which keeps a purchase's items in order across instances.
+/// pending item of an ordering key can be claimed, and none while another item of its key is claimed, which
+/// keeps a purchase's items in order across instances, one in flight at a time.
+///
+/// IDs come from the identity column when a row is inserted, not when its transaction commits: two transactions
+/// queueing for one key could commit in the other order, and a claim between the two commits would hand out the
+/// later item first. So an enqueue takes a transaction-scoped advisory lock per ordering key (`lockNamespace`,
+/// `hashtext(key)`, in hash order) before its rows get their IDs: a second transaction queueing for the key waits
+/// until the first commits, and a key's IDs increase in commit order. The lock is taken in the `INSERT` itself
+/// (no extra round trip) and is the last lock the enqueuing transaction takes.
 struct PostgresOutbox {
     let connection: PostgresConnection
+
+    /// The advisory-lock namespace of the per-key enqueue locks (`'DepO'`).
+    static let lockNamespace: Int32 = 0x4465_704F
+
+    /// The `INSERT` of `enqueue`: the ordering keys' locks (a CTE materialized once, before any row is formed),
+    /// then the rows in their order; `$1`…`$6` the entries' columns, `$7` the lock namespace.
+    static let enqueueStatement = """
+        WITH ordering_locks AS (
+            SELECT pg_advisory_xact_lock($7::int4, k.hash)
+            FROM (SELECT DISTINCT hashtext(key) AS hash FROM unnest($3::text[]) AS key ORDER BY 1 OFFSET 0) k
+        )
+        INSERT INTO outbox (queue, key, ordering_key, payload, created_ms, deadline_ms, next_attempt_ms)
+        SELECT e.queue, e.key, e.ordering_key, e.payload, e.created, e.deadline, e.created
+        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
+            WITH ORDINALITY AS e(queue, key, ordering_key, payload, created, deadline, position)
+        WHERE (SELECT count(*) FROM ordering_locks) >= 0
+        ORDER BY e.position
+        ON CONFLICT (key) DO NOTHING
+        """
+
+    /// The parameters of `enqueueStatement` for `entries`.
+    static func enqueueParameters(_ entries: [OutboxEntry]) -> [PostgresValue] {
+        [.textArray(entries.map(\.queue.rawValue)), .textArray(entries.map(\.key)), .textArray(entries.map(\.orderingKey)),
+         .textArray(entries.map(\.payload)), .integerArray(entries.map { LedgerTime.milliseconds($0.created) }),
+         .integerArray(entries.map { LedgerTime.milliseconds($0.deadline) }), .integer(Int64(lockNamespace))]
+    }
 
     static let columns = """
         id, queue, key, ordering_key, payload, created_ms, deadline_ms, state, attempts, next_attempt_ms, finished_ms, last_error,
@@ -20,21 +54,11 @@ struct PostgresOutbox {
     /// See `SQLiteOutbox.enqueue`.
     func enqueue(_ entries: [OutboxEntry]) throws(PostgresError) -> Int {
         guard !entries.isEmpty else { return 0 }
-        return try connection.query(
-            """
-            INSERT INTO outbox (queue, key, ordering_key, payload, created_ms, deadline_ms, next_attempt_ms)
-            SELECT e.queue, e.key, e.ordering_key, e.payload, e.created, e.deadline, e.created
-            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[])
-                WITH ORDINALITY AS e(queue, key, ordering_key, payload, created, deadline, position)
-            ORDER BY e.position
-            ON CONFLICT (key) DO NOTHING
-            """,
-            [.textArray(entries.map(\.queue.rawValue)), .textArray(entries.map(\.key)), .textArray(entries.map(\.orderingKey)),
-             .textArray(entries.map(\.payload)), .integerArray(entries.map { LedgerTime.milliseconds($0.created) }),
-             .integerArray(entries.map { LedgerTime.milliseconds($0.deadline) })]).affectedRows
+        return try connection.query(Self.enqueueStatement, Self.enqueueParameters(entries)).affectedRows
     }
 
-    /// See `SQLiteOutbox.claim`; claims of other instances hold until they lapse.
+    /// See `SQLiteOutbox.claim`; claims of other instances hold until they lapse, and an item waits while another
+    /// item of its key is claimed (by anyone, until that claim lapses).
     func claim(queue: OutboxQueue, owner: String, now: Date, lease: Double, limit: Int) throws(PostgresError) -> [OutboxItem] {
         let nowMS = LedgerTime.milliseconds(now)
         return try connection.query(
@@ -46,6 +70,9 @@ struct PostgresOutbox {
                   AND (o.claimed_by IS NULL OR o.claim_expires_ms <= $2)
                   AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.queue = o.queue AND p.ordering_key = o.ordering_key
                                   AND p.state = 'pending' AND p.id < o.id)
+                  AND NOT EXISTS (SELECT 1 FROM outbox c WHERE c.queue = o.queue AND c.ordering_key = o.ordering_key
+                                  AND c.state = 'pending' AND c.id <> o.id AND c.claimed_by IS NOT NULL
+                                  AND c.claim_expires_ms > $2)
                 ORDER BY o.id LIMIT $5 FOR UPDATE SKIP LOCKED)
               AND state = 'pending' AND (claimed_by IS NULL OR claim_expires_ms <= $2)
             RETURNING \(Self.columns)
