@@ -8,9 +8,9 @@ import DepotWire
 ///   A request that fails to reach an instance, or gets `502`/`503`/`504`, is passed to the next one if it is
 ///   idempotent (nginx never retries `POST`), so a dead instance costs nothing.
 /// - Pack files: before each request nginx asks `GET /v1/edge/authorize` (`auth_request`, with the edge
-///   secret, so Depot records what it allows as delivered), which checks the token and revocation in memory; then it serves the bytes from its cache, filled from the origin route
-///   one 1 MiB slice at a time (so ranges and resumes are cached too), keyed by the path alone (never the
-///   token). A refusal is fetched again from the file URL itself, so the client gets Depot's exact answer.
+///   secret, so Depot records what it allows as delivered), which checks the token and revocation in memory;
+///   then it serves the bytes from its cache, filled from the origin route one 1 MiB slice at a time (so
+///   ranges and resumes are cached too), keyed by the path alone (never the token). A refusal is fetched again from the file URL itself, so the client gets Depot's exact answer.
 /// - With a certificate and key, the server block speaks TLS with HTTP/1.1 and HTTP/2 to clients.
 public struct NginxEdgeConfiguration: Sendable {
     /// A `HOST:PORT` an instance listens on.
