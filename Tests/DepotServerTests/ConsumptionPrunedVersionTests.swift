@@ -1,5 +1,6 @@
 import DepotCore
 import DepotTestSupport
+import DepotWire
 import Foundation
 import Ledger
 import Testing

@@ -14,8 +14,8 @@ import Testing
     static func authorize(_ fixture: PackFixture, transaction: String, secret: String?) async throws -> RawResponse {
         var headers = ["X-Original-URI": fixture.fileURL("range.bin")]
         if let secret { headers[EdgeRoutes.secretField] = secret }
-        let token = fixture.token(transaction: transaction)
-        return try await onThread { try fixture.request("/v1/edge/authorize", headers, credential: .bearer(token)) }
+        let (token, fields) = (fixture.token(transaction: transaction), headers)
+        return try await onThread { try fixture.request("/v1/edge/authorize", fields, credential: .bearer(token)) }
     }
 
     /// What the ledger of the stopped server `fixture` recorded for each of `transactions`, by transaction.
