@@ -7,10 +7,11 @@ extension Ledger {
     /// Merges what was sent into the delivery record, in one transaction: each span's bytes join those already
     /// recorded for its file (from any response, on any instance), and every chunk of `span.chunks` now
     /// covered whole is marked delivered with the span's time (a chunk stays delivered at its first time).
-    /// Returns the chunks newly delivered per purchase and pack version.
+    /// Returns the chunks newly delivered per purchase and pack version. A version completed by this write is
+    /// announced in the same transaction (see `raiseDeliveryEvents(_:)`).
     public func recordDeliveries(_ spans: [DeliverySpan]) async throws(LedgerError) -> [DeliveryProgress] {
         guard !spans.isEmpty else { return [] }
-        return try await storage.recordDeliveries(spans)
+        return try await storage.recordDeliveries(spans, events: registeredDeliveryEvents)
     }
 
     /// What was sent to the purchase `originalTransactionID`: one record per pack file, by pack, version and
@@ -37,13 +38,28 @@ extension Ledger {
 
     /// Ends a pending item as `.sent` or `.abandoned` (counting the attempt; `error` kept when given; `outcome`,
     /// what the sending attempt recorded, kept with the item), which lets the next item of its ordering key go.
-    public func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String? = nil, outcome: String? = nil) async throws(LedgerError) {
-        try await storage.finishOutbox(id: id, state: state, now: now, error: error, outcome: outcome)
+    /// `enqueue` (what announces the outcome: `consumption.sent`) is queued in the same transaction, when this
+    /// call is the one that ended the item.
+    public func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String? = nil, outcome: String? = nil,
+                             enqueue: [OutboxEntry] = []) async throws(LedgerError) {
+        try await storage.finishOutbox(id: id, state: state, now: now, error: error, outcome: outcome, enqueue: enqueue)
     }
 
     /// Counts a failed attempt of a pending item and makes it due again at `nextAttempt`.
     public func retryOutbox(id: Int64, nextAttempt: Date, error: String) async throws(LedgerError) {
         try await storage.retryOutbox(id: id, nextAttempt: nextAttempt, error: error)
+    }
+
+    /// Records the packs' live versions `live` as a server sees them and queues, in the same transaction, the
+    /// entry `announce` makes for each change (`pack.published`): a pack new to the record, or one whose recorded
+    /// version differs, unless this server knew it at another version than the record's (`previous`, what this
+    /// server last reconciled: another instance moved it while this one lagged). At a start (`previous` nil) an
+    /// empty record is filled without announcements (a first start). Of instances reconciling the same change at
+    /// once, one records and announces it. Returns the changes recorded.
+    @discardableResult
+    public func reconcileLiveVersions(_ live: [String: Int], previous: [String: Int]?, now: Date,
+                                      announce: @escaping LiveVersionEvents) async throws(LedgerError) -> [LiveVersionChange] {
+        try await storage.reconcileLiveVersions(live, previous: previous, now: now, announce: announce)
     }
 
     /// The number of pending items of `queue` (the queue length in `/metrics`).

@@ -31,6 +31,7 @@ public final class Ledger: Sendable {
     let storage: any LedgerStorage
     private let index: AccessIndex
     private let accessEvents = Mutex<AccessEvents?>(nil)
+    private let deliveryEvents = Mutex<DeliveryEvents?>(nil)
 
     private init(storage: any LedgerStorage, index: AccessIndex) {
         self.storage = storage
@@ -87,6 +88,16 @@ public final class Ledger: Sendable {
     public func raiseAccessEvents(_ events: @escaping AccessEvents) {
         accessEvents.withLock { $0 = events }
     }
+
+    /// From now on, a delivery-record write (`recordDeliveries`) that gives a purchase the last chunk of a pack
+    /// version (by the totals its spans carry) queues `events`'s entry in the same transaction (the webhook
+    /// `pack.delivered`): the record and its announcement are committed together or not at all.
+    public func raiseDeliveryEvents(_ events: @escaping DeliveryEvents) {
+        deliveryEvents.withLock { $0 = events }
+    }
+
+    /// What `raiseDeliveryEvents(_:)` registered.
+    var registeredDeliveryEvents: DeliveryEvents? { deliveryEvents.withLock { $0 } }
 
     /// Applies an App Store Server Notification idempotently, in one transaction: revokes `revoke`, restores
     /// the transactions in `restore` (`REFUND_REVERSED`), and remembers `notificationID`. Returns `false`,

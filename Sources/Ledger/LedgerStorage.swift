@@ -44,8 +44,8 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.releaseNotificationSync(environment:owner:)`.
     func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError)
 
-    /// See `Ledger.recordDeliveries(_:)`.
-    func recordDeliveries(_ spans: [DeliverySpan]) async throws(LedgerError) -> [DeliveryProgress]
+    /// See `Ledger.recordDeliveries(_:)`; `events` queues completions in the same transaction.
+    func recordDeliveries(_ spans: [DeliverySpan], events: DeliveryEvents?) async throws(LedgerError) -> [DeliveryProgress]
 
     /// See `Ledger.deliveries(originalTransactionID:)`.
     func deliveries(originalTransactionID: String) async throws(LedgerError) -> [LedgerDelivery]
@@ -56,8 +56,13 @@ protocol LedgerStorage: Sendable {
     /// See `Ledger.claimOutbox(queue:owner:now:lease:limit:)`.
     func claimOutbox(queue: OutboxQueue, owner: String, now: Date, lease: Double, limit: Int) async throws(LedgerError) -> [OutboxItem]
 
-    /// See `Ledger.finishOutbox(id:state:now:error:outcome:)`.
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError)
+    /// See `Ledger.finishOutbox(id:state:now:error:outcome:enqueue:)`.
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?,
+                      enqueue: [OutboxEntry]) async throws(LedgerError)
+
+    /// See `Ledger.reconcileLiveVersions(_:previous:now:announce:)`.
+    func reconcileLiveVersions(_ live: [String: Int], previous: [String: Int]?, now: Date,
+                               announce: @escaping LiveVersionEvents) async throws(LedgerError) -> [LiveVersionChange]
 
     /// See `Ledger.retryOutbox(id:nextAttempt:error:)`.
     func retryOutbox(id: Int64, nextAttempt: Date, error: String) async throws(LedgerError)

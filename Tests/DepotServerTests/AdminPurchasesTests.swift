@@ -121,10 +121,17 @@ import Testing
             let ledger = try #require(fixture.depot.app.ledger)
             #expect(try await ledger.purchase(transactionID: purchase.transactionID)?.revocations.count == 1)
 
+            let beforeRestore = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             let restored = try await Self.send(fixture, "POST", WirePath.adminPurchaseRestore(original: purchase.transactionID))
             #expect(restored.status == 200, "\(restored.summary)")
             #expect(restored.object["state"] as? String == "granted")
-            #expect(((restored.object["revocations"] as? [[String: Any]])?.first?["restored"] as? String) != nil)
+            // The revocation is lifted now, by the support decision.
+            let lifted = try #require((restored.object["revocations"] as? [[String: Any]])?.first)
+            let restoredAt = try #require((lifted["restored"] as? String).flatMap(InternetDate.parse), "\(lifted)")
+            let revokedAt = try #require((lifted["at"] as? String).flatMap(InternetDate.parse), "\(lifted)")
+            #expect(restoredAt >= beforeRestore && restoredAt <= Date(), "\(lifted)")
+            #expect(restoredAt >= revokedAt)
+            #expect(lifted["restoredBy"] as? String == "admin")
             #expect(try await fixture.packStatus("level2", token: token).status == 307)
             let restoredAgain = try await Self.send(fixture, "POST", WirePath.adminPurchaseRestore(original: purchase.transactionID))
             #expect(restoredAgain.text == restored.text)

@@ -153,6 +153,58 @@ import Testing
         await fixture.stop()
     }
 
+    /// Apple answering that it does not know the transaction (`404`, `4040010`) ends the request at once: abandoned
+    /// after that one attempt, never tried again.
+    @Test func appleNotKnowingTheTransactionEndsTheRequest() async throws {
+        let fixture = try await Self.start()
+        let (transaction, _) = try await Self.buy(fixture)
+        fixture.apple.serverAPI.failNext(1, with: .error(httpStatus: 404, errorCode: 4_040_010), endpoint: .consumption)
+        try await Self.requestRefund(fixture, transaction: transaction)
+        let ledger = try #require(fixture.depot.app.ledger)
+        let ended = await Self.poll(timeout: 60) {
+            (try? await ledger.consumptionAnswers(originalTransactionID: transaction).first?.state) == .abandoned
+        }
+        #expect(ended, "the request was never abandoned")
+        let recorded = try await ledger.consumptionAnswers(originalTransactionID: transaction)
+        #expect(recorded.map(\.state) == [.abandoned])
+        #expect(recorded.first?.attempts == 1)
+        // One call: the refusal is final (no retry, no later attempt).
+        #expect(fixture.apple.serverAPI.calls(.consumption) == 1)
+        #expect(fixture.apple.serverAPI.consumptionRequests.isEmpty)
+        let depot = fixture.depot
+        let metrics = try await Blocking.run { try depot.get("/metrics") }.text
+        #expect(metrics.contains("depot_consumption_answers_total{outcome=\"abandoned\"} 1"))
+        #expect(metrics.contains("depot_consumption_answers_total{outcome=\"sent\"} 0"))
+        await fixture.stop()
+    }
+
+    /// A request is answered until 12 hours after its notification's `signedDate`: one older than that is abandoned
+    /// without a call to Apple; one just inside the window, queued behind it, is answered.
+    @Test func aRequestOlderThanTwelveHoursIsAbandonedUnanswered() async throws {
+        let fixture = try await Self.start()
+        let (transaction, _) = try await Self.buy(fixture)
+        let ledger = try #require(fixture.depot.app.ledger)
+        let now = Date()
+        func request(_ uuid: String, age: Double) -> ConsumptionRequest {
+            ConsumptionRequest(notificationUUID: uuid, transactionId: transaction, originalTransactionId: transaction,
+                               productId: PurchaseFixture.level2, environment: "Production",
+                               signedDate: Int64((now.timeIntervalSince1970 - age) * 1000))
+        }
+        #expect(try await ledger.queueConsumptionAnswer(request("stale", age: ConsumptionRequest.answerWindow + 60), now: now))
+        #expect(try await ledger.queueConsumptionAnswer(request("fresh", age: ConsumptionRequest.answerWindow - 600), now: now))
+        fixture.depot.app.records?.consumption?.wake()
+        let answers = await Self.answers(fixture.apple.serverAPI, count: 1)
+        #expect(answers.map(\.transactionID) == [transaction])
+        _ = await Self.poll(timeout: 60) {
+            (try? await ledger.consumptionAnswers(originalTransactionID: transaction).map(\.state)) == [.abandoned, .sent]
+        }
+        let recorded = try await ledger.consumptionAnswers(originalTransactionID: transaction)
+        #expect(recorded.map(\.state) == [.abandoned, .sent])
+        // One call to Apple, the fresh request's: the stale one was never sent.
+        #expect(fixture.apple.serverAPI.calls(.consumption) == 1)
+        await fixture.stop()
+    }
+
     @Test func withoutTheOptionNothingIsQueuedOrSent() async throws {
         let fixture = try await PurchaseFixture.start(serverAPI: true)
         let (transaction, _) = try await Self.buy(fixture)

@@ -58,10 +58,11 @@ import Testing
         for pack in ["level2", "level3"] {
             #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "pack:\(pack)").isEmpty, "\(pack)")
         }
-        // A third start announces nothing more.
+        // A third start announces nothing more (once it has compared the live versions with the ledger's).
         await second.stop()
         let third = try await TestDepot.start(tree: tree) { $0 = configuration }
         let thirdLedger = try #require(third.app.ledger)
+        await third.app.records?.liveVersionsReconciled()
         #expect(await WebhookDispatcherTests.poll(timeout: .seconds(30)) {
             try await thirdLedger.pendingOutboxCount(queue: .webhook) == 0
         })

@@ -18,7 +18,7 @@ import Testing
             let tables = try await raw.query(
                 "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename").compactMap { $0[0] }
             #expect(tables == ["account_bindings", "delivered_chunks", "delivery_files", "ledger_migrations", "ledger_settings",
-                               "notification_sync_windows", "original_transactions", "outbox", "processed_notifications",
+                               "live_versions", "notification_sync_windows", "original_transactions", "outbox", "processed_notifications",
                                "revocations", "transactions"])
             for ledger in ledgers {
                 #expect(ledger.backend == .postgres)

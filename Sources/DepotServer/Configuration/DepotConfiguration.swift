@@ -50,6 +50,9 @@ public struct DepotConfiguration: ParsableOptions {
     public var webhookSecret: String?
     @Setting("delivery-record", help: "record which chunks each purchase was sent (`off` only to measure its cost)")
     public var deliveryRecord = Toggle.on
+    @Setting("delivery-record-interval", .integer(in: 1...3600),
+             help: "seconds between the delivery record's writes (what was sent meanwhile is written at `SIGTERM` too)", valueName: "SECONDS")
+    public var deliveryRecordInterval = 1
     @Setting("catalog-max-age", .integer(in: 0...(86_400 * 365)), help: "`max-age` of the product lists; `0` is `no-cache`",
              valueName: "SECONDS")
     public var catalogMaxAge = 0

@@ -11,7 +11,8 @@ import Ledger
 /// server's `ServerAPIClient`, computed from the purchase's delivery record (``answer(for:deliveries:snapshot:)``)
 /// when it is sent. Failures are retried with backoff until 12 hours after the notification's `signedDate`;
 /// the queue survives restarts; Apple's refusal of the transaction (`invalid`) ends it. The answer Apple
-/// accepted is kept with the item (`Ledger.consumptionAnswers`) and raises `consumption.sent`.
+/// accepted is kept with the item (`Ledger.consumptionAnswers`) and raises `consumption.sent`, queued in the
+/// transaction that marks it sent (so a crash cannot keep one without the other).
 final class ConsumptionAnswers: Sendable {
     /// Seconds after queueing before the first attempt: every instance writes its delivery record at least
     /// once a second, so what was sent just before the request is in the record by then.
@@ -41,7 +42,10 @@ final class ConsumptionAnswers: Sendable {
                 switch await client.sendConsumptionInformation(information, transactionID: request.transactionId,
                                                                environment: AppStoreEnvironment(rawValue: request.environment),
                                                                now: now()) {
-                case .success: return .sentRecording(information.json)
+                case .success:
+                    let pack = store.current?.catalog.products.first { $0.id == request.productId }?.pack
+                    return .sentRecording(information.json, announcing: webhooks.flatMap { Self.sentEvent(request, information, pack: pack, webhooks: $0) }
+                        .map { [$0] } ?? [])
                 case .failure(.invalid(_, _, let reason)): return .refused(reason)
                 // Apple's `Retry-After` (or the client's default when it sent none) is a floor for the next attempt.
                 case .failure(let failure):
@@ -54,13 +58,18 @@ final class ConsumptionAnswers: Sendable {
                       case .sentRecording = outcome, let answer = LedgerConsumptionAnswer(item)?.sent else { return }
                 logger.info(.consumption, "CONSUMPTION_REQUEST for \(request.transactionId) answered: \(answer.deliveryStatus), "
                     + "\(answer.consumptionPercentage.map(String.init) ?? "no") milliunits, refund preference \(answer.refundPreference ?? "none")")
-                let pack = store.current?.catalog.products.first { $0.id == request.productId }?.pack
-                await webhooks?.emit(.consumptionSent, orderingKey: request.originalTransactionId, data: WebhookEventData(
-                    originalTransactionId: request.originalTransactionId, transactionId: request.transactionId,
-                    productId: request.productId, pack: pack, deliveryStatus: answer.deliveryStatus,
-                    consumptionPercentage: answer.consumptionPercentage, refundPreference: answer.refundPreference),
-                    once: request.key)
+                webhooks?.worker.wake()
             })
+    }
+
+    /// The `consumption.sent` entry for the answer `information` to `request` (once per request).
+    static func sentEvent(_ request: ConsumptionRequest, _ information: ConsumptionInformation, pack: String?,
+                          webhooks: WebhookDispatcher) -> OutboxEntry? {
+        webhooks.entry(.consumptionSent, orderingKey: request.originalTransactionId, data: WebhookEventData(
+            originalTransactionId: request.originalTransactionId, transactionId: request.transactionId,
+            productId: request.productId, pack: pack, deliveryStatus: information.deliveryStatus.rawValue,
+            consumptionPercentage: information.consumptionPercentage, refundPreference: information.refundPreference?.rawValue),
+            once: request.key)?.1
     }
 
     /// Starts answering (the queue left by an earlier run first).

@@ -19,8 +19,9 @@ final class OutboxWorker: Sendable {
     enum Attempt: Sendable, Equatable {
         /// Done: the receiver accepted it.
         case sent
-        /// Done, and the string is kept with the item as its outcome (a consumption answer: the body sent).
-        case sentRecording(String)
+        /// Done, and the string is kept with the item as its outcome (a consumption answer: the body sent); the
+        /// entries (what announces it: `consumption.sent`) are queued in the transaction that marks it sent.
+        case sentRecording(String, announcing: [OutboxEntry] = [])
         /// Try again later (why, for the ledger and the logs), not before `retryAfter` seconds when the receiver
         /// said so (`Retry-After`).
         case failed(String, retryAfter: Double? = nil)
@@ -220,8 +221,9 @@ final class OutboxWorker: Sendable {
             switch result {
             case .sent, .sentRecording:
                 var outcome: String?
-                if case .sentRecording(let recorded) = result { outcome = recorded }
-                try await ledger.finishOutbox(id: item.id, state: .sent, now: ended, outcome: outcome)
+                var announcing: [OutboxEntry] = []
+                if case .sentRecording(let recorded, let entries) = result { (outcome, announcing) = (recorded, entries) }
+                try await ledger.finishOutbox(id: item.id, state: .sent, now: ended, outcome: outcome, enqueue: announcing)
                 count("sent")
                 var done = item
                 done.outcome = outcome

@@ -17,13 +17,18 @@ final class PurchaseRecords: Sendable {
     let consumption: ConsumptionAnswers?
     private let ledger: Ledger
     private let store: CatalogStore
-    private let liveVersions = Mutex<[String: Int]>([:])
+    private let logger: Logger
+    /// The live versions this instance last recorded in the ledger (nil before the first time).
+    private let liveVersions = Mutex<[String: Int]?>(nil)
+    /// The last reconciliation of the live versions with the ledger (each waits for the one before).
+    private let reconciling = Mutex<Task<Void, Never>?>(nil)
 
     init(configuration: DepotConfiguration, ledger: Ledger, store: CatalogStore, loops: Int, logger: Logger,
          serverAPI: ServerAPIClient? = nil, webhookSchedule: RetrySchedule = .webhooks,
          consumptionSchedule: RetrySchedule = .consumption) {
         self.ledger = ledger
         self.store = store
+        self.logger = logger
         let owner = UUID().uuidString
         let webhooks = configuration.webhookURL.flatMap { url in
             configuration.webhookSecret.map { secret in
@@ -31,61 +36,46 @@ final class PurchaseRecords: Sendable {
             }
         }
         self.webhooks = webhooks
+        let manifest: @Sendable (String, Int) -> PackManifest? = { [store] pack, version in
+            store.current?.content.packs[pack]?.versions[version]?.manifest
+        }
         if let webhooks {
             // Every access change this instance writes, by whatever path, queues its event in the same transaction.
             ledger.raiseAccessEvents { [store] change in
                 let pack = change.productID.flatMap { product in store.current?.catalog.products.first { $0.id == product }?.pack }
                 return webhooks.accessEntry(change, pack: pack)
             }
+            // So does the delivery-record write that gives a purchase the last chunk of a version.
+            ledger.raiseDeliveryEvents { completion in
+                webhooks.deliveredEntry(completion, productID: manifest(completion.pack, completion.version)?.productId)
+            }
         }
         consumption = configuration.consumptionInfo.isOn ? serverAPI.map {
             ConsumptionAnswers(client: $0, ledger: ledger, store: store, webhooks: webhooks, owner: owner,
                                appleTimeout: configuration.appleTimeout, schedule: consumptionSchedule, logger: logger)
         } : nil
-        // What is live at start is known, recording or not: only a later change announces a version.
-        liveVersions.withLock { $0 = Self.liveVersions(store) }
         guard configuration.deliveryRecord.isOn else {
             deliveries = nil
             return
         }
-        let manifest: @Sendable (String, Int) -> PackManifest? = { [store] pack, version in
-            store.current?.content.packs[pack]?.versions[version]?.manifest
-        }
-        deliveries = DeliveryRecorder(loops: loops, ledger: ledger, logger: logger, manifest: manifest, onProgress: { [ledger] progress in
-            guard let webhooks else { return }
-            for entry in progress {
-                await Self.announceIfComplete(entry, ledger: ledger, manifest: manifest, webhooks: webhooks)
-            }
+        deliveries = DeliveryRecorder(loops: loops, ledger: ledger, logger: logger, interval: .seconds(configuration.deliveryRecordInterval),
+                                      manifest: manifest, onProgress: { _ in
+            webhooks?.worker.wake()
         })
     }
 
-    /// Starts gathering (on `onEachLoop`, the server's) and delivering webhooks.
+    /// Starts gathering (on `onEachLoop`, the server's) and delivering webhooks, and records the live versions
+    /// (announcing those made live while no server ran).
     func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
         deliveries?.start(onEachLoop: onEachLoop)
         webhooks?.start()
         consumption?.start()
-        announceVersionsMadeLiveWhileDown()
-    }
-
-    /// At start: a pack that announced a version before (its `pack.published` events are in the ledger) has its
-    /// live version announced, which raises something only when that version went live while no server ran (a
-    /// `depot publish`, promote or rollback meanwhile): each version is announced once. A pack never announced
-    /// (a first start, webhooks just configured) raises nothing, as the initial load raises nothing.
-    private func announceVersionsMadeLiveWhileDown() {
-        guard let webhooks else { return }
-        let live = liveVersions.withLock { $0 }.sorted { $0.key < $1.key }
-        let snapshot = store.current
-        Task(executorPreference: WorkerPool.shared) { [ledger] in
-            for (pack, version) in live {
-                guard let announced = try? await ledger.outboxItems(queue: .webhook, orderingKey: "pack:\(pack)"),
-                      !announced.isEmpty else { continue }
-                await Self.announce(pack: pack, version: version, snapshot: snapshot, webhooks: webhooks)
-            }
-        }
+        reconcileLiveVersions()
     }
 
     /// After the server stopped: writes the rest of the delivery record, then stops the webhooks.
     func stop() async {
+        await reconciling.withLock { $0 }?.value
         await deliveries?.stop()
         await consumption?.stop()
         await webhooks?.stop()
@@ -103,45 +93,46 @@ final class PurchaseRecords: Sendable {
     }
 
     /// Called after each catalog swap: a pack whose live version changed raises `pack.published` (once per
-    /// version, whichever instance sees it first).
+    /// change, whichever instance records it first).
     func catalogSwapped() {
-        let now = Self.liveVersions(store)
-        let changed = liveVersions.withLock { known -> [(String, Int)] in
-            defer { known = now }
-            return now.filter { known[$0.key] != $0.value }.map { ($0.key, $0.value) }.sorted { $0.0 < $1.0 }
-        }
-        guard let webhooks, !changed.isEmpty else { return }
+        reconcileLiveVersions()
+    }
+
+    /// Waits for the live versions seen so far to be reconciled with the ledger (tests).
+    func liveVersionsReconciled() async {
+        await reconciling.withLock { $0 }?.value
+    }
+
+    /// Records the live versions of the current catalog in the ledger, queueing `pack.published` for each change
+    /// in the same transaction (`Ledger.reconcileLiveVersions`): against what this instance recorded last, or,
+    /// before its first success, against the ledger alone (a version made live while no server ran is
+    /// announced; a ledger that never recorded any is filled silently). Runs after the reconciliation before it;
+    /// a failure is logged and the next swap or start tries again.
+    private func reconcileLiveVersions() {
+        // What is live now (the next swap's state is the next reconciliation's).
         let snapshot = store.current
-        Task(executorPreference: WorkerPool.shared) {
-            for (pack, version) in changed {
-                await Self.announce(pack: pack, version: version, snapshot: snapshot, webhooks: webhooks)
+        let live = (snapshot?.content.packs ?? [:]).compactMapValues(\.current)
+        reconciling.withLock { last in
+            let before = last
+            last = Task(executorPreference: WorkerPool.shared) { [self] in
+                await before?.value
+                let webhooks = webhooks
+                do {
+                    let previous = liveVersions.withLock { $0 }
+                    let changes = try await ledger.reconcileLiveVersions(live, previous: previous, now: Date()) { change in
+                        guard let webhooks else { return nil }
+                        let manifest = snapshot?.content.packs[change.pack]?.versions[change.version]?.manifest
+                        return webhooks.entry(.packPublished, orderingKey: "pack:\(change.pack)", data: WebhookEventData(
+                            productId: manifest?.productId, pack: change.pack, version: change.version,
+                            chunks: manifest.map { $0.files.reduce(0) { $0 + $1.chunks.count } }, bytes: manifest?.downloadBytes),
+                            once: "\(change.pack):\(change.version):\(change.announcement)")?.1
+                    }
+                    liveVersions.withLock { $0 = live }
+                    if !changes.isEmpty { webhooks?.worker.wake() }
+                } catch {
+                    logger.warning(.webhook, "pack.published: cannot record the live versions in the ledger: \(error)")
+                }
             }
         }
-    }
-
-    /// Queues `pack.published` for `version` of `pack` (once per version, whichever instance or start queues it first).
-    private static func announce(pack: String, version: Int, snapshot: DepotSnapshot?, webhooks: WebhookDispatcher) async {
-        let manifest = snapshot?.content.packs[pack]?.versions[version]?.manifest
-        await webhooks.emit(.packPublished, orderingKey: "pack:\(pack)", data: WebhookEventData(
-            productId: manifest?.productId, pack: pack, version: version, chunks: manifest.map { $0.files.reduce(0) { $0 + $1.chunks.count } },
-            bytes: manifest?.downloadBytes), once: "\(pack):\(version)")
-    }
-
-    private static func liveVersions(_ store: CatalogStore) -> [String: Int] {
-        (store.current?.content.packs ?? [:]).compactMapValues(\.current)
-    }
-
-    /// Raises `pack.delivered` when the purchase now has every chunk of the version.
-    private static func announceIfComplete(_ progress: DeliveryProgress, ledger: Ledger, manifest: (String, Int) -> PackManifest?,
-                                           webhooks: WebhookDispatcher) async {
-        guard let version = manifest(progress.pack, progress.version) else { return }
-        let total = version.files.reduce(0) { $0 + $1.chunks.count }
-        guard let records = try? await ledger.deliveries(originalTransactionID: progress.originalTransactionID) else { return }
-        let delivered = records.filter { $0.pack == progress.pack && $0.version == progress.version }
-        guard delivered.reduce(0, { $0 + $1.chunks.count }) >= total else { return }
-        await webhooks.emit(.packDelivered, orderingKey: progress.originalTransactionID, data: WebhookEventData(
-            originalTransactionId: progress.originalTransactionID, productId: version.productId, pack: progress.pack,
-            version: progress.version, chunks: total, bytes: delivered.reduce(0) { $0 + $1.deliveredBytes }),
-            once: "\(progress.originalTransactionID):\(progress.pack):\(progress.version)")
     }
 }

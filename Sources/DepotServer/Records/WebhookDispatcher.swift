@@ -115,6 +115,16 @@ final class WebhookDispatcher: Sendable {
         return entry(type, orderingKey: change.originalTransactionID, data: data, once: once)?.1
     }
 
+    /// The outbox entry announcing that a purchase received every chunk of a version (`pack.delivered`, once per
+    /// purchase and version), queued by the delivery-record write that completed it, and a nudge to the worker.
+    func deliveredEntry(_ completion: DeliveryCompletion, productID: String?) -> OutboxEntry? {
+        defer { worker.wake() }
+        return entry(.packDelivered, orderingKey: completion.originalTransactionID, data: WebhookEventData(
+            originalTransactionId: completion.originalTransactionID, productId: productID, pack: completion.pack,
+            version: completion.version, chunks: completion.chunks, bytes: completion.bytes),
+            once: "\(completion.originalTransactionID):\(completion.pack):\(completion.version)")?.1
+    }
+
     /// The `Depot-Signature` value of `body` at `timestamp`.
     static func signature(body: [UInt8], secret: String, timestamp: Int) -> String {
         "t=\(timestamp),v1=" + Hex.encode(HMACSHA256.authenticate(Array("\(timestamp).".utf8) + body, key: Array(secret.utf8)))

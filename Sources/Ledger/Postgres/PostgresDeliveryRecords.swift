@@ -8,7 +8,7 @@ struct PostgresDeliveryRecords {
     let connection: PostgresConnection
 
     /// See `SQLiteDeliveryRecords.record`.
-    func record(_ spans: [DeliverySpan]) throws(PostgresError) -> [DeliveryProgress] {
+    func record(_ spans: [DeliverySpan], events: DeliveryEvents? = nil) throws(PostgresError) -> [DeliveryProgress] {
         var progress: [DeliveryProgress] = []
         // One lock order for every writer: by purchase, pack, version and path.
         let ordered = spans.filter { !$0.sent.isEmpty }.sorted {
@@ -54,6 +54,17 @@ struct PostgresDeliveryRecords {
                 key + [.integerArray(covered.map(\.lowerBound)), .integerArray(covered.map { $0.upperBound - $0.lowerBound }),
                        .integer(sentMS)]).affectedRows
             if inserted > 0 { DeliveryProgress.add(inserted, for: span, to: &progress) }
+        }
+        if let events {
+            let completions = try DeliveryCompletion.found(in: progress, spans: spans) { (original, pack, version) throws(PostgresError) in
+                let row = try connection.query(
+                    """
+                    SELECT count(*), COALESCE(sum(chunk_length), 0) FROM delivered_chunks
+                    WHERE original_transaction_id = $1 AND pack = $2 AND version = $3::int4
+                    """, [.text(original), .text(pack), .integer(Int64(version))]).rows.first
+                return (Int(row?[0] ?? "") ?? 0, Int64(row?[1] ?? "") ?? 0)
+            }
+            try PostgresOutbox(connection: connection).insert(completions.compactMap(events))
         }
         return progress
     }

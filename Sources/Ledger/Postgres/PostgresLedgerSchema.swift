@@ -15,6 +15,7 @@
 ///   outbox migration): as in SQLite (`outbox.id` is an identity column).
 /// - `account_bindings_by_account` (version 4): as SQLite's version 5.
 /// - `delivery_files.version_chunks`, `version_bytes` (version 5): as SQLite's version 6 (`bigint`).
+/// - `live_versions` (version 6): as SQLite's version 7.
 /// - `original_transactions` — one row per original transaction the ledger has been asked about:
 ///   `original_transaction_id` (PK) and `changed_xid` (`xid8`), the transaction that last changed its access
 ///   state. Every write takes this row's lock (`INSERT … ON CONFLICT DO UPDATE`, in ID order) before reading or changing
@@ -135,6 +136,15 @@ enum PostgresLedgerSchema {
         // 5: the pack version's totals with each delivery record (as SQLite's version 6).
         """
         ALTER TABLE delivery_files ADD COLUMN version_chunks bigint, ADD COLUMN version_bytes bigint;
+        """,
+        // 6: the live version per pack as last announced (as SQLite's version 7).
+        """
+        CREATE TABLE live_versions (
+            pack text COLLATE "C" PRIMARY KEY,
+            version integer NOT NULL,
+            announcements integer NOT NULL,
+            changed_ms bigint NOT NULL
+        );
         """,
     ]
 

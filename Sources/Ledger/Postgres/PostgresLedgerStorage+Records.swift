@@ -2,8 +2,10 @@ import Foundation
 
 /// The delivery record and the outbox on PostgreSQL: each operation in one pooled transaction.
 extension PostgresLedgerStorage {
-    func recordDeliveries(_ spans: [DeliverySpan]) async throws(LedgerError) -> [DeliveryProgress] {
-        try await write { connection throws(PostgresError) in try PostgresDeliveryRecords(connection: connection).record(spans) }
+    func recordDeliveries(_ spans: [DeliverySpan], events: DeliveryEvents?) async throws(LedgerError) -> [DeliveryProgress] {
+        try await write { connection throws(PostgresError) in
+            try PostgresDeliveryRecords(connection: connection).record(spans, events: events)
+        }
     }
 
     func deliveries(originalTransactionID: String) async throws(LedgerError) -> [LedgerDelivery] {
@@ -22,9 +24,17 @@ extension PostgresLedgerStorage {
         }
     }
 
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError) {
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?,
+                      enqueue: [OutboxEntry]) async throws(LedgerError) {
         try await write { connection throws(PostgresError) in
-            try PostgresOutbox(connection: connection).finish(id: id, state: state, now: now, error: error, outcome: outcome)
+            try PostgresOutbox(connection: connection).finish(id: id, state: state, now: now, error: error, outcome: outcome, enqueue: enqueue)
+        }
+    }
+
+    func reconcileLiveVersions(_ live: [String: Int], previous: [String: Int]?, now: Date,
+                               announce: @escaping LiveVersionEvents) async throws(LedgerError) -> [LiveVersionChange] {
+        try await write { connection throws(PostgresError) in
+            try PostgresLiveVersions(connection: connection).reconcile(live, previous: previous, now: now, announce: announce)
         }
     }
 

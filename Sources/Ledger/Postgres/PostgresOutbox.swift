@@ -82,14 +82,15 @@ struct PostgresOutbox {
     }
 
     /// See `SQLiteOutbox.finish`.
-    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) throws(PostgresError) {
-        try connection.query(
+    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?, enqueue: [OutboxEntry] = []) throws(PostgresError) {
+        let ended = try connection.query(
             """
             UPDATE outbox SET state = $1, attempts = attempts + 1, finished_ms = $2, last_error = COALESCE($3, last_error),
                 outcome = $5, claimed_by = NULL, claim_expires_ms = NULL
             WHERE id = $4 AND state = 'pending'
             """, [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null, .integer(id),
-                  outcome.map { .text($0) } ?? .null])
+                  outcome.map { .text($0) } ?? .null]).affectedRows
+        if ended == 1 { try insert(enqueue) }
     }
 
     /// See `SQLiteOutbox.retry`.

@@ -6,8 +6,9 @@ struct SQLiteDeliveryRecords {
     let database: SQLiteDatabase
 
     /// Merges `spans` into the record and marks the chunks now covered whole; returns the chunks newly
-    /// delivered per purchase and pack version.
-    func record(_ spans: [DeliverySpan]) throws(SQLiteError) -> [DeliveryProgress] {
+    /// delivered per purchase and pack version. A version this write completes is announced by `events`'s entry,
+    /// queued in the same transaction (so the record and its announcement are written together or not at all).
+    func record(_ spans: [DeliverySpan], events: DeliveryEvents? = nil) throws(SQLiteError) -> [DeliveryProgress] {
         try database.transaction { () throws(SQLiteError) -> [DeliveryProgress] in
             var progress: [DeliveryProgress] = []
             for span in spans where !span.sent.isEmpty {
@@ -50,6 +51,17 @@ struct SQLiteDeliveryRecords {
                 if newChunks > 0 {
                     DeliveryProgress.add(newChunks, for: span, to: &progress)
                 }
+            }
+            if let events {
+                let completions = try DeliveryCompletion.found(in: progress, spans: spans) { (original, pack, version) throws(SQLiteError) in
+                    let row = try database.query(
+                        """
+                        SELECT count(*), COALESCE(sum(chunk_length), 0) FROM delivered_chunks
+                        WHERE original_transaction_id = ? AND pack = ? AND version = ?
+                        """, [.text(original), .text(pack), .integer(Int64(version))]).first
+                    return (Int(row?[0].integer ?? 0), row?[1].integer ?? 0)
+                }
+                for entry in completions.compactMap(events) { try SQLiteOutbox(database: database).insert(entry) }
             }
             return progress
         }

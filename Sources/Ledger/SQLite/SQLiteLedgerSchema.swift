@@ -44,6 +44,10 @@
 /// - `delivery_files.version_chunks`, `version_bytes` (version 6) — the chunks and bytes of the file's whole
 ///   pack version when it was recorded (`VersionTotals`), so a refund request is judged after the version's
 ///   directory was pruned; NULL in rows written before (the answer then reads the manifest on disk).
+/// - `live_versions` (version 7) — the live version of each pack as last recorded by a server, so that
+///   `pack.published` is queued in the same transaction as the change it announces and a version made live
+///   while no server ran is announced at the next start: `pack` (PK), `version`, `announcements` (how many
+///   `pack.published` it raised: the outbox key's counter), `changed_ms`.
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
 enum SQLiteLedgerSchema {
@@ -152,6 +156,15 @@ enum SQLiteLedgerSchema {
         """
         ALTER TABLE delivery_files ADD COLUMN version_chunks INTEGER;
         ALTER TABLE delivery_files ADD COLUMN version_bytes INTEGER;
+        """,
+        // 7: the live version per pack as last announced.
+        """
+        CREATE TABLE live_versions (
+            pack TEXT PRIMARY KEY NOT NULL,
+            version INTEGER NOT NULL,
+            announcements INTEGER NOT NULL,
+            changed_ms INTEGER NOT NULL
+        ) WITHOUT ROWID;
         """,
     ]
 

@@ -2,8 +2,8 @@ import Foundation
 
 /// The delivery record and the outbox on SQLite: each operation on the ledger's queue.
 extension SQLiteLedgerStorage {
-    func recordDeliveries(_ spans: [DeliverySpan]) async throws(LedgerError) -> [DeliveryProgress] {
-        try await write { database throws(SQLiteError) in try SQLiteDeliveryRecords(database: database).record(spans) }
+    func recordDeliveries(_ spans: [DeliverySpan], events: DeliveryEvents?) async throws(LedgerError) -> [DeliveryProgress] {
+        try await write { database throws(SQLiteError) in try SQLiteDeliveryRecords(database: database).record(spans, events: events) }
     }
 
     func deliveries(originalTransactionID: String) async throws(LedgerError) -> [LedgerDelivery] {
@@ -22,9 +22,17 @@ extension SQLiteLedgerStorage {
         }
     }
 
-    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) async throws(LedgerError) {
+    func finishOutbox(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?,
+                      enqueue: [OutboxEntry]) async throws(LedgerError) {
         try await write { database throws(SQLiteError) in
-            try SQLiteOutbox(database: database).finish(id: id, state: state, now: now, error: error, outcome: outcome)
+            try SQLiteOutbox(database: database).finish(id: id, state: state, now: now, error: error, outcome: outcome, enqueue: enqueue)
+        }
+    }
+
+    func reconcileLiveVersions(_ live: [String: Int], previous: [String: Int]?, now: Date,
+                               announce: @escaping LiveVersionEvents) async throws(LedgerError) -> [LiveVersionChange] {
+        try await write { database throws(SQLiteError) in
+            try SQLiteLiveVersions(database: database).reconcile(live, previous: previous, now: now, announce: announce)
         }
     }
 

@@ -58,10 +58,11 @@ struct SQLiteOutbox {
         }
     }
 
-    /// Ends `id`'s attempts as `state` (sent or abandoned), counting this attempt.
-    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?) throws(SQLiteError) {
+    /// Ends `id`'s attempts as `state` (sent or abandoned), counting this attempt; when that ended it, queues
+    /// `enqueue` in the same transaction.
+    func finish(id: Int64, state: OutboxState, now: Date, error: String?, outcome: String?, enqueue: [OutboxEntry] = []) throws(SQLiteError) {
         try database.transaction { () throws(SQLiteError) in
-            _ = try database.run(
+            let ended = try database.run(
                 """
                 UPDATE outbox SET state = ?, attempts = attempts + 1, finished_ms = ?, last_error = COALESCE(?, last_error),
                     outcome = ?, claimed_by = NULL, claim_expires_ms = NULL
@@ -69,6 +70,9 @@ struct SQLiteOutbox {
                 """,
                 [.text(state.rawValue), .integer(LedgerTime.milliseconds(now)), error.map { .text($0) } ?? .null,
                  outcome.map { .text($0) } ?? .null, .integer(id)])
+            if ended == 1 {
+                for entry in enqueue { try insert(entry) }
+            }
         }
     }
 
