@@ -52,7 +52,7 @@ let package = Package(
             "DepotConsole",
         ]),
         // A simulated App Store for tests and `depot demo`.
-        .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto"]),
+        .target(name: "AppStoreSimulator", dependencies: ["HTTP", "Server", "DepotCrypto", "DepotWire"]),
         // The client library (Foundation only; builds for iOS/macOS too).
         .target(name: "DepotClient", dependencies: ["DepotWire"]),
         // The commands of `depot` (a library, so the test publisher can run `publish` with injected hooks).

@@ -76,9 +76,20 @@ public struct SignedDataVerifier: Sendable {
     package var cachedHeaderCount: Int { cache.count }
 
     /// Verifies a StoreKit 2 signed transaction and decodes it.
+    ///
+    /// The payload is decoded once: when it decodes as a transaction, that transaction gives the facts the
+    /// checks read (`signedDate`, `bundleId`, `environment`) and is returned once every check passed. A
+    /// payload that does not decode goes the general way, so its failure is reported exactly as before
+    /// (`format` before the signature when it is not JSON with the facts' types, `signature` when it was
+    /// altered, `format` naming the missing field after the signature otherwise).
     public func verifyTransaction(_ jws: String, now: Date) -> Result<StoreKitTransaction, VerificationFailure> {
         Result { () throws(VerificationFailure) in
-            try decode(StoreKitTransaction.self, from: try verify(jws, kind: .transaction, now: now), what: "transaction")
+            let token = try CompactJWS(jws)
+            if let transaction = try? JSONDecoder().decode(StoreKitTransaction.self, from: token.payload) {
+                _ = try verify(token, kind: .transaction, now: now) { SignedPayloadFacts(transaction: transaction) }
+                return transaction
+            }
+            return try decode(StoreKitTransaction.self, from: try verify(token, kind: .transaction, now: now), what: "transaction")
         }
     }
 
@@ -119,19 +130,31 @@ public struct SignedDataVerifier: Sendable {
 
     private func verify(_ jws: String, kind: SignedDataKind, now: Date) throws(VerificationFailure) -> VerifiedSignedData {
         let token = try CompactJWS(jws)
+        return try verify(token, kind: kind, now: now)
+    }
+
+    /// The checks on a split token. `payloadFacts` gives the payload's facts when they are already known
+    /// (nil: decoded here, where a payload that is not JSON fails `format`: after checks 2–3 for a header
+    /// seen the first time).
+    private func verify(_ token: CompactJWS, kind: SignedDataKind, now: Date,
+                        payloadFacts: (() -> SignedPayloadFacts)? = nil) throws(VerificationFailure) -> VerifiedSignedData {
+        func readFacts() throws(VerificationFailure) -> SignedPayloadFacts {
+            if let payloadFacts { return payloadFacts() }
+            return try SignedPayloadFacts.decode(token.payload)
+        }
         let facts: SignedPayloadFacts
         let validationTime: Date
         let leaf: X509Certificate
         if let cached = cache.entry(forHeader: token.headerSegment) {
             // This exact header already passed checks 1–6; only the validation time may differ.
-            facts = try SignedPayloadFacts.decode(token.payload)
+            facts = try readFacts()
             validationTime = self.validationTime(facts, now: now)
             leaf = try cached.chain.isValid(at: validationTime)
                 ? cached.leaf
                 : signingCertificate(try checkedX5C(token), at: validationTime, header: token.headerSegment)
         } else {
             let x5c = try checkedX5C(token)
-            facts = try SignedPayloadFacts.decode(token.payload)
+            facts = try readFacts()
             validationTime = self.validationTime(facts, now: now)
             leaf = try signingCertificate(x5c, at: validationTime, header: token.headerSegment)
         }

@@ -25,6 +25,19 @@ struct SignedPayloadFacts: Decodable {
     var data: AppData?
     var summary: AppData?
     var externalPurchaseToken: ExternalPurchaseToken?
+    /// `signedDate` as an already decoded payload gave it (not decoded from JSON).
+    private var knownSignedDate: Date?
+
+    private enum CodingKeys: String, CodingKey {
+        case signedDate, bundleId, environment, data, summary, externalPurchaseToken
+    }
+
+    /// The facts of a transaction payload already decoded (the same values a decoding of the facts gives).
+    init(transaction: StoreKitTransaction) {
+        knownSignedDate = transaction.signedDate
+        bundleId = transaction.bundleId
+        environment = transaction.environment.rawValue
+    }
 
     /// Decodes the facts; a payload that is not a JSON object (or has mistyped fields) is `format`.
     static func decode(_ payload: Data) throws(VerificationFailure) -> SignedPayloadFacts {
@@ -36,7 +49,7 @@ struct SignedPayloadFacts: Decodable {
     }
 
     /// `signedDate` as a Date.
-    var signedDateValue: Date? { signedDate.map { Date(appStoreMilliseconds: $0) } }
+    var signedDateValue: Date? { knownSignedDate ?? signedDate.map { Date(appStoreMilliseconds: $0) } }
 
     /// The bundle ID the app checks compare, by payload kind (nil: the kind has none, or it is missing).
     func bundleId(for kind: SignedDataKind) -> String? {

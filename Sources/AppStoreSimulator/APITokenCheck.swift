@@ -5,16 +5,33 @@ import Foundation
 /// `header.payload` with the public key of the key named by `kid`, `typ` JWT when present, and the
 /// claims `iss` (that key's issuer), `aud` `appstoreconnect-v1`, `bid` (the app), an `iat` not in
 /// the future and an `exp` after now and at most 60 minutes after `iat`. Any failure is Apple's `401`.
+/// A token accepted before (`AcceptedTokenCache`, its exact text) is checked again for its key and its
+/// time window only: the rest follows from the text.
 enum APITokenCheck {
     /// Seconds an `iat` may run ahead of the store's clock (whole-second rounding).
     static let clockAllowance: Int64 = 1
     /// Apple refuses tokens that live longer than this.
     static let longestLifetime: Int64 = 3600
 
-    /// Nil when `authorization` carries an acceptable token; otherwise why not.
-    static func failure(authorization: String?, keys: [String: SimulatedAPIKey], bundleID: String, now: Date) -> String? {
+    /// Nil when `authorization` carries an acceptable token; otherwise why not. A token `accepted` already
+    /// holds (the exact text) is only checked for what can change since: its key and its time window.
+    static func failure(authorization: String?, keys: [String: SimulatedAPIKey], bundleID: String, now: Date,
+                        accepted: AcceptedTokenCache? = nil) -> String? {
         guard let authorization, authorization.hasPrefix("Bearer ") else { return "no bearer token" }
         let token = authorization.dropFirst("Bearer ".count)
+        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        if let accepted, let entry = accepted.entry(for: token) {
+            // The key that verified it is still the one `kid` names: only the time can have changed. (A key
+            // revoked or replaced since sends the token through every check again, with the same refusal.)
+            if keys[entry.keyID]?.privateKey === entry.key {
+                if let failure = timeFailure(issuedAt: entry.issuedAt, expires: entry.expires, nowSeconds: seconds) {
+                    accepted.forget(token)
+                    return failure
+                }
+                return nil
+            }
+            accepted.forget(token)
+        }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = decode(parts[0]), let claimBytes = decode(parts[1]),
               let signature = decode(parts[2]) else { return "not a compact JWS" }
@@ -38,7 +55,14 @@ enum APITokenCheck {
         guard claims.aud == "appstoreconnect-v1" else { return "aud is not appstoreconnect-v1" }
         guard claims.bid == bundleID else { return "bid is not the app's bundle ID" }
         guard let issuedAt = claims.iat, let expires = claims.exp else { return "iat or exp is missing" }
-        let seconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        if let failure = timeFailure(issuedAt: issuedAt, expires: expires, nowSeconds: seconds) { return failure }
+        accepted?.remember(token, AcceptedTokenCache.Entry(keyID: keyID, key: key.privateKey, issuedAt: issuedAt, expires: expires),
+                           nowSeconds: seconds)
+        return nil
+    }
+
+    /// The checks of `iat` and `exp` against the store's clock (whole seconds).
+    private static func timeFailure(issuedAt: Int64, expires: Int64, nowSeconds seconds: Int64) -> String? {
         guard issuedAt <= seconds + clockAllowance else { return "iat is in the future" }
         guard expires > seconds else { return "the token has expired" }
         guard expires - issuedAt <= longestLifetime else { return "exp is more than 60 minutes after iat" }

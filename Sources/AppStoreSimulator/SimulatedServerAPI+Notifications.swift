@@ -13,7 +13,7 @@ extension SimulatedServerAPI {
     func notify(_ type: String, subtype: String? = nil, about transaction: SimulatedTransaction, at date: Date) -> String {
         let uuid = UUID().uuidString.lowercased()
         var data = appData(environment: transaction.environment)
-        data["signedTransactionInfo"] = try? signer.sign(payload: transaction.payload(bundleID: bundleID, signedDate: date))
+        data["signedTransactionInfo"] = try? signer.sign(transaction.payload(bundleID: bundleID, signedDate: date))
         if transaction.type == .autoRenewable {
             data["status"] = transaction.revocationDate != nil ? 5 : ((transaction.expiresDate ?? date) > date ? 1 : 2)
         }

@@ -21,7 +21,8 @@ extension SimulatedServerAPI {
             s.calls["\(endpoint.rawValue) \(environment.rawValue)", default: 0] += 1
             return s.keys
         }
-        if let refusal = APITokenCheck.failure(authorization: authorization, keys: keys, bundleID: bundleID, now: time) {
+        if let refusal = APITokenCheck.failure(authorization: authorization, keys: keys, bundleID: bundleID, now: time,
+                                               accepted: acceptedTokens) {
             state.withLock { $0.authenticationFailures.append(refusal) }
             return Response(status: 401, headers: ["Content-Type": "text/plain"], body: .bytes(Array("Unauthenticated\n".utf8)))
         }
@@ -102,18 +103,18 @@ extension SimulatedServerAPI {
         let sorted = all.enumerated().sorted { ($0.element.purchaseDate, $0.offset) < ($1.element.purchaseDate, $1.offset) }.map(\.element)
         let page = Array(sorted[start..<min(sorted.count, start + pageSize)])
         let end = start + page.count
-        var answer = appObject(environment: environment)
-        answer["signedTransactions"] = page.map(signed)
-        answer["revision"] = "rev_\(end)"
-        answer["hasMore"] = end < sorted.count
-        return Self.json(answer)
+        var answer = appMembers(environment: environment)
+        answer.append(.init("signedTransactions", .array(page.map { .string(signed($0)) })))
+        answer.append(.init("revision", .string("rev_\(end)")))
+        answer.append(.init("hasMore", .bool(end < sorted.count)))
+        return Self.json(.object(answer))
     }
 
     private func transactionInfo(_ transactionID: String, environment: Environment) -> Response {
         guard let transaction = state.withLock({ s in s.transactions.first { $0.environment == environment && $0.transactionID == transactionID } }) else {
             return Self.transactionNotFound()
         }
-        return Self.json(["signedTransactionInfo": signed(transaction)])
+        return Self.json(.object([.init("signedTransactionInfo", .string(signed(transaction)))]))
     }
 
     private func statuses(of transactionID: String, environment: Environment, now: Date) -> Response {
@@ -125,24 +126,29 @@ extension SimulatedServerAPI {
         for transaction in all where (latest[transaction.originalTransactionID]?.purchaseDate ?? .distantPast) <= transaction.purchaseDate {
             latest[transaction.originalTransactionID] = transaction
         }
-        var groups: [String: [[String: Any]]] = [:]
+        var groups: [String: [SimulatedJSON]] = [:]
         for transaction in latest.values.sorted(by: { $0.originalTransactionID < $1.originalTransactionID }) {
             let status = transaction.revocationDate != nil ? 5 : ((transaction.expiresDate ?? now) > now ? 1 : 2)
-            var renewal: [String: Any] = [
-                "originalTransactionId": transaction.originalTransactionID, "productId": transaction.productID,
-                "autoRenewProductId": transaction.productID, "autoRenewStatus": status == 1 ? 1 : 0,
-                "signedDate": SimulatedTransaction.milliseconds(now), "environment": environment.rawValue,
-                "recentSubscriptionStartDate": SimulatedTransaction.milliseconds(transaction.originalPurchaseDate),
+            var renewal: [SimulatedJSON.Member] = [
+                .init("originalTransactionId", .string(transaction.originalTransactionID)), .init("productId", .string(transaction.productID)),
+                .init("autoRenewProductId", .string(transaction.productID)), .init("autoRenewStatus", .integer(status == 1 ? 1 : 0)),
+                .init("signedDate", .integer(SimulatedTransaction.milliseconds(now))), .init("environment", .string(environment.rawValue)),
+                .init("recentSubscriptionStartDate", .integer(SimulatedTransaction.milliseconds(transaction.originalPurchaseDate))),
             ]
-            renewal["renewalDate"] = transaction.expiresDate.map(SimulatedTransaction.milliseconds)
-            groups[transaction.subscriptionGroupIdentifier ?? "group-1", default: []].append([
-                "status": status, "originalTransactionId": transaction.originalTransactionID,
-                "signedTransactionInfo": signed(transaction), "signedRenewalInfo": (try? signer.sign(payload: renewal)) ?? "",
-            ])
+            if let expires = transaction.expiresDate {
+                renewal.append(.init("renewalDate", .integer(SimulatedTransaction.milliseconds(expires))))
+            }
+            groups[transaction.subscriptionGroupIdentifier ?? "group-1", default: []].append(.object([
+                .init("status", .integer(Int64(status))), .init("originalTransactionId", .string(transaction.originalTransactionID)),
+                .init("signedTransactionInfo", .string(signed(transaction))),
+                .init("signedRenewalInfo", .string((try? signer.sign(.object(renewal))) ?? "")),
+            ]))
         }
-        var answer = appObject(environment: environment)
-        answer["data"] = groups.keys.sorted().map { ["subscriptionGroupIdentifier": $0, "lastTransactions": groups[$0]!] as [String: Any] }
-        return Self.json(answer)
+        var answer = appMembers(environment: environment)
+        answer.append(.init("data", .array(groups.keys.sorted().map { group in
+            .object([.init("subscriptionGroupIdentifier", .string(group)), .init("lastTransactions", .array(groups[group]!))])
+        })))
+        return Self.json(.object(answer))
     }
 
     private func notificationHistory(body: [UInt8], token: String?, environment: Environment, now: Date) -> Response {
@@ -172,13 +178,13 @@ extension SimulatedServerAPI {
         }
         let page = matching[offset..<min(matching.count, offset + pageSize)]
         let next = offset + page.count
-        var answer: [String: Any] = ["notificationHistory": page.map { notification in
-            ["signedPayload": notification.signedPayload,
-             "sendAttempts": notification.sendAttempts.map { ["attemptDate": SimulatedTransaction.milliseconds($0.date), "sendAttemptResult": $0.result] }]
-                as [String: Any]
-        }, "hasMore": next < matching.count]
-        if next < matching.count { answer["paginationToken"] = "pt_\(start)_\(next)" }
-        return Self.json(answer)
+        var answer: [SimulatedJSON.Member] = [
+            .init("notificationHistory", .array(page.map { .object([.init("signedPayload", .string($0.signedPayload)),
+                                                                    .init("sendAttempts", Self.sendAttempts($0))]) })),
+            .init("hasMore", .bool(next < matching.count)),
+        ]
+        if next < matching.count { answer.append(.init("paginationToken", .string("pt_\(start)_\(next)"))) }
+        return Self.json(.object(answer))
     }
 
     private func testNotification(environment: Environment) -> Response {
@@ -186,15 +192,14 @@ extension SimulatedServerAPI {
             return Self.error(404, 4_040_007, "No App Store Server Notification URL found for provided app. Check that a URL is configured in App Store Connect for this environment.")
         }
         guard let token = startTestNotification(environment: environment) else { return Self.error(500, 5_000_000, "An unknown error occurred.") }
-        return Self.json(["testNotificationToken": token])
+        return Self.json(.object([.init("testNotificationToken", .string(token))]))
     }
 
     private func testNotificationStatus(_ token: String, environment: Environment) -> Response {
         guard let notification = state.withLock({ s in s.notifications.first { $0.testToken == token && $0.environment == environment } }) else {
             return Self.error(404, 4_040_008, "Either the test notification token is expired or the notification and status are not yet available.")
         }
-        return Self.json(["signedPayload": notification.signedPayload,
-                          "sendAttempts": notification.sendAttempts.map { ["attemptDate": SimulatedTransaction.milliseconds($0.date), "sendAttemptResult": $0.result] }])
+        return Self.json(.object([.init("signedPayload", .string(notification.signedPayload)), .init("sendAttempts", Self.sendAttempts(notification))]))
     }
 
     private func consumption(_ transactionID: String, body: [UInt8], environment: Environment) -> Response {
@@ -213,17 +218,19 @@ extension SimulatedServerAPI {
 
     // MARK: - Helpers
 
-    /// The signed form of `transaction` in answers (a replacement when a test set one).
-    private func signed(_ transaction: SimulatedTransaction) -> String {
-        if let override = state.withLock({ $0.signedOverrides[transaction.transactionID] }) { return override }
-        return (try? signer.sign(payload: transaction.payload(bundleID: bundleID, signedDate: now()))) ?? ""
+    /// `bundleId`, `environment` and, in Production, `appAppleId` of an answer.
+    private func appMembers(environment: Environment) -> [SimulatedJSON.Member] {
+        var members: [SimulatedJSON.Member] = [.init("bundleId", .string(answerBundleID ?? bundleID)),
+                                               .init("environment", .string(environment.rawValue))]
+        if environment == .production { members.append(.init("appAppleId", .integer(appAppleID))) }
+        return members
     }
 
-    /// `bundleId`, `environment` and, in Production, `appAppleId` of an answer.
-    private func appObject(environment: Environment) -> [String: Any] {
-        var object: [String: Any] = ["bundleId": answerBundleID ?? bundleID, "environment": environment.rawValue]
-        if environment == .production { object["appAppleId"] = appAppleID }
-        return object
+    /// The `sendAttempts` array of a recorded notification.
+    private static func sendAttempts(_ notification: RecordedNotification) -> SimulatedJSON {
+        .array(notification.sendAttempts.map {
+            .object([.init("attemptDate", .integer(SimulatedTransaction.milliseconds($0.date))), .init("sendAttemptResult", .string($0.result))])
+        })
     }
 
     /// Waits `seconds`, or less once the store stops.
@@ -241,11 +248,10 @@ extension SimulatedServerAPI {
     }
 
     static func error(_ status: Int, _ code: Int, _ message: String) -> Response {
-        json(["errorCode": code, "errorMessage": message], status: status)
+        json(.object([.init("errorCode", .integer(Int64(code))), .init("errorMessage", .string(message))]), status: status)
     }
 
-    static func json(_ object: [String: Any], status: Int = 200) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Response(status: status, headers: ["Content-Type": "application/json"], body: .bytes([UInt8](data)))
+    static func json(_ document: SimulatedJSON, status: Int = 200) -> Response {
+        Response(status: status, headers: ["Content-Type": "application/json"], body: .bytes(document.bytes))
     }
 }

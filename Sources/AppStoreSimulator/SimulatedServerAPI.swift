@@ -27,6 +27,12 @@ public final class SimulatedServerAPI: Sendable {
         var remaining: Int
     }
 
+    /// A transaction as it was when it was signed, and its JWS.
+    struct SignedCopy: Sendable {
+        var transaction: SimulatedTransaction
+        var jws: String
+    }
+
     struct State: Sendable {
         var transactions: [SimulatedTransaction] = []
         /// Positions in `transactions` by customer, and of the first transaction with a given transaction or
@@ -34,6 +40,9 @@ public final class SimulatedServerAPI: Sendable {
         var positionsByCustomer: [String: [Int]] = [:]
         var firstPositionByID: [String: Int] = [:]
         var signedOverrides: [String: String] = [:]
+        /// Each transaction's signed form as answers carry it, signed once (when it was registered, or at the
+        /// first answer after it changed) instead of per answer: valid while the transaction is unchanged.
+        var signedCopies: [String: SignedCopy] = [:]
         var notifications: [RecordedNotification] = []
         var failures: [ScriptedFailure] = []
         var calls: [String: Int] = [:]
@@ -62,6 +71,8 @@ public final class SimulatedServerAPI: Sendable {
     public let responseDelay: Double
     let signer: TransactionSigner
     let minter: ReceiptMinter
+    /// Bearer tokens already accepted (their text), checked again only for their key and time window.
+    let acceptedTokens = AcceptedTokenCache()
     let now: @Sendable () -> Date
 
     init(bundleID: String, appAppleID: Int64, pki: TestPKI, responseDelay: Double, now: @escaping @Sendable () -> Date) throws {
@@ -134,6 +145,7 @@ public final class SimulatedServerAPI: Sendable {
             s.append(transaction)
             return transaction
         }
+        presign(transaction)
         if type == .autoRenewable {
             notify("SUBSCRIBED", subtype: "INITIAL_BUY", about: transaction, at: date)
         } else {
@@ -159,7 +171,10 @@ public final class SimulatedServerAPI: Sendable {
             s.append(latest)
             return latest
         }
-        if let renewal { notify("DID_RENEW", about: renewal, at: date) }
+        if let renewal {
+            presign(renewal)
+            notify("DID_RENEW", about: renewal, at: date)
+        }
         return renewal
     }
 
@@ -227,7 +242,25 @@ public final class SimulatedServerAPI: Sendable {
     /// The signed transaction an app would present for `transactionID` (StoreKit 2), signed now.
     public func signedTransaction(_ transactionID: String) throws -> String? {
         guard let transaction = transaction(transactionID) else { return nil }
-        return try signer.sign(payload: transaction.payload(bundleID: bundleID, signedDate: now()))
+        return try signer.sign(transaction.payload(bundleID: bundleID, signedDate: now()))
+    }
+
+    /// The signed form of `transaction` in answers: a replacement when a test set one, else the copy signed
+    /// when it last changed (signed now when there is none, or the transaction changed since).
+    func signed(_ transaction: SimulatedTransaction) -> String {
+        let (override, copy) = state.withLock { ($0.signedOverrides[transaction.transactionID], $0.signedCopies[transaction.transactionID]) }
+        if let override { return override }
+        if let copy, copy.transaction == transaction { return copy.jws }
+        return presign(transaction)
+    }
+
+    /// Signs `transaction` as answers will carry it (`signedDate` now) and keeps the copy.
+    @discardableResult
+    func presign(_ transaction: SimulatedTransaction) -> String {
+        let jws = (try? signer.sign(transaction.payload(bundleID: bundleID, signedDate: now()))) ?? ""
+        guard !jws.isEmpty else { return jws }  // a failure is not kept: the next answer tries again
+        state.withLock { $0.signedCopies[transaction.transactionID] = SignedCopy(transaction: transaction, jws: jws) }
+        return jws
     }
 
     /// Answers will carry `jws` instead of the genuine signed transaction (a tampered item).

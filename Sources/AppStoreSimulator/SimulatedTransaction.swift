@@ -46,21 +46,24 @@ public struct SimulatedTransaction: Sendable, Equatable {
     public var appAccountToken: String?
 
     /// The StoreKit 2 payload of this transaction (dates as integer milliseconds), signed at `signedDate`.
-    func payload(bundleID: String, signedDate: Date) -> [String: Any] {
-        var object: [String: Any] = [
-            "transactionId": transactionID, "originalTransactionId": originalTransactionID, "bundleId": bundleID,
-            "productId": productID, "purchaseDate": Self.milliseconds(purchaseDate),
-            "originalPurchaseDate": Self.milliseconds(originalPurchaseDate), "signedDate": Self.milliseconds(signedDate),
-            "type": type.rawValue, "environment": environment.rawValue, "quantity": quantity,
-            "inAppOwnershipType": "PURCHASED", "transactionReason": transactionReason, "storefront": "USA", "storefrontId": "143441",
+    func payload(bundleID: String, signedDate: Date) -> SimulatedJSON {
+        var members: [SimulatedJSON.Member] = [
+            .init("transactionId", .string(transactionID)), .init("originalTransactionId", .string(originalTransactionID)),
+            .init("bundleId", .string(bundleID)), .init("productId", .string(productID)),
+            .init("purchaseDate", .integer(Self.milliseconds(purchaseDate))),
+            .init("originalPurchaseDate", .integer(Self.milliseconds(originalPurchaseDate))),
+            .init("signedDate", .integer(Self.milliseconds(signedDate))), .init("type", .string(type.rawValue)),
+            .init("environment", .string(environment.rawValue)), .init("quantity", .integer(Int64(quantity))),
+            .init("inAppOwnershipType", .string("PURCHASED")), .init("transactionReason", .string(transactionReason)),
+            .init("storefront", .string("USA")), .init("storefrontId", .string("143441")),
         ]
-        object["expiresDate"] = expiresDate.map(Self.milliseconds)
-        object["revocationDate"] = revocationDate.map(Self.milliseconds)
-        object["revocationReason"] = revocationReason
-        object["subscriptionGroupIdentifier"] = subscriptionGroupIdentifier
-        object["webOrderLineItemId"] = webOrderLineItemID
-        object["appAccountToken"] = appAccountToken
-        return object
+        if let expiresDate { members.append(.init("expiresDate", .integer(Self.milliseconds(expiresDate)))) }
+        if let revocationDate { members.append(.init("revocationDate", .integer(Self.milliseconds(revocationDate)))) }
+        if let revocationReason { members.append(.init("revocationReason", .integer(Int64(revocationReason)))) }
+        if let subscriptionGroupIdentifier { members.append(.init("subscriptionGroupIdentifier", .string(subscriptionGroupIdentifier))) }
+        if let webOrderLineItemID { members.append(.init("webOrderLineItemId", .string(webOrderLineItemID))) }
+        if let appAccountToken { members.append(.init("appAccountToken", .string(appAccountToken))) }
+        return .object(members)
     }
 
     /// App Store time: integer milliseconds since 1970.

@@ -94,6 +94,11 @@ public struct TransactionSigner: Sendable {
         try sign(payloadJSON: Array(JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])))
     }
 
+    /// Signs a payload written by the store's own JSON writer.
+    func sign(_ payload: SimulatedJSON) throws -> String {
+        try sign(payloadJSON: payload.bytes)
+    }
+
     /// Signs an `Encodable` payload (encoded with default `JSONEncoder` settings).
     public func sign(_ payload: some Encodable) throws -> String {
         try sign(payloadJSON: Array(JSONEncoder().encode(payload)))

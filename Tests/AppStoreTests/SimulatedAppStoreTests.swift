@@ -142,6 +142,24 @@ struct SimulatedAppStoreTests {
             .failureCheck == .environment)
     }
 
+    /// A transaction is decoded once (its facts come from it): the result is what the general path decodes,
+    /// and its checks still run on it (here the chain at its signedDate, after the leaf expired: refused).
+    @Test func oneDecodingGivesWhatTheGeneralPathGives() throws {
+        let pki = try Self.pki(leafValidUntil: Self.purchase.addingTimeInterval(86_400))
+        let signer = TransactionSigner(pki: pki)
+        let verifier = try Self.verifier(pki)
+        var transaction = Self.transaction()
+        transaction.expiresDate = Self.purchase.addingTimeInterval(3600)
+        transaction.revocationDate = Self.purchase.addingTimeInterval(60)
+        transaction.revocationReason = 1
+        let jws = try signer.signedTransaction(transaction)
+        let general = try JSONDecoder().decode(StoreKitTransaction.self,
+                                               from: try verifier.verifySignedData(jws, kind: .transaction, now: Self.purchase).get().payload)
+        #expect(try verifier.verifyTransaction(jws, now: Self.purchase).get() == general)
+        transaction.signedDate = Self.purchase.addingTimeInterval(2 * 86_400)
+        #expect(verifier.verifyTransaction(try signer.signedTransaction(transaction), now: Self.purchase).failureCheck == .chain)
+    }
+
     @Test func signedButIncompleteTransactionIsAFormatError() throws {
         let pki = try Self.pki()
         var payload = Self.transaction().jsonObject
