@@ -4,7 +4,7 @@ import DepotWire
 /// straight to bytes in the order the members are given (no `JSONSerialization`, whose `Any` trees and
 /// `NSNumber`s were a large part of the store's CPU per answer in the benchmark, on the cores Depot runs on).
 /// Strings are escaped as JSON requires (`JSONText`); `/` is not escaped, as Apple writes it.
-indirect enum SimulatedJSON: Sendable, Equatable {
+package indirect enum SimulatedJSON: Sendable, Equatable {
     case string(String)
     case integer(Int64)
     case bool(Bool)
@@ -13,18 +13,19 @@ indirect enum SimulatedJSON: Sendable, Equatable {
     case object([Member])
 
     /// One `"name": value` of an object.
-    struct Member: Sendable, Equatable {
-        var name: String
-        var value: SimulatedJSON
+    package struct Member: Sendable, Equatable {
+        package var name: String
+        package var value: SimulatedJSON
 
-        init(_ name: String, _ value: SimulatedJSON) {
+        /// `"name": value`.
+        package init(_ name: String, _ value: SimulatedJSON) {
             self.name = name
             self.value = value
         }
     }
 
     /// The UTF-8 JSON text, compact (`{"a":1,"b":[true,"x"]}`).
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(512)
         write(to: &out)
@@ -32,7 +33,7 @@ indirect enum SimulatedJSON: Sendable, Equatable {
     }
 
     /// Appends the compact JSON text to `out`.
-    func write(to out: inout [UInt8]) {
+    package func write(to out: inout [UInt8]) {
         switch self {
         case .string(let text):
             JSONText.append(text, to: &out)

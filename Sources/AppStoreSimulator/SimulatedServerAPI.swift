@@ -73,6 +73,8 @@ public final class SimulatedServerAPI: Sendable {
     let minter: ReceiptMinter
     /// Bearer tokens already accepted (their text), checked again only for their key and time window.
     let acceptedTokens = AcceptedTokenCache()
+    /// How many accepted tokens the store remembers (tests).
+    package var acceptedTokenCount: Int { acceptedTokens.count }
     let now: @Sendable () -> Date
 
     init(bundleID: String, appAppleID: Int64, pki: TestPKI, responseDelay: Double, now: @escaping @Sendable () -> Date) throws {

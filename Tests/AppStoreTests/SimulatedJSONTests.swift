@@ -1,4 +1,5 @@
-@testable import AppStoreSimulator
+import AppStoreSimulator
+import DepotCore
 import Foundation
 import Testing
 
@@ -21,22 +22,23 @@ struct SimulatedJSONTests {
         #expect(object["list"] as? [String] == [text])
     }
 
-    @Test func aTransactionPayloadReadsBackWithItsFields() throws {
+    /// The store's transaction payload, written by this writer, as a signed transaction carries it.
+    @Test func aTransactionPayloadReadsBackWithItsFields() async throws {
+        let store = try SimulatedAppStore(bundleID: "com.example.depot")
         let date = Date(timeIntervalSince1970: 1_795_946_400.123)
-        let transaction = SimulatedTransaction(
-            transactionID: "2000000900000001", originalTransactionID: "2000000900000001", productID: "com.example.depot.monthly",
-            type: .autoRenewable, environment: .sandbox, customer: "c", purchaseDate: date, originalPurchaseDate: date,
-            expiresDate: date.addingTimeInterval(3600), revocationDate: nil, revocationReason: nil, quantity: 1,
-            transactionReason: "PURCHASE", subscriptionGroupIdentifier: "group-1", webOrderLineItemID: "2000000900000002",
-            appAccountToken: nil)
-        let bytes = transaction.payload(bundleID: "com.example.depot", signedDate: date).bytes
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        let purchase = store.serverAPI.purchase("com.example.depot.monthly", type: .autoRenewable, environment: .sandbox,
+                                                purchaseDate: date, expiresDate: date.addingTimeInterval(3600))
+        let jws = try #require(try store.serverAPI.signedTransaction(purchase.transactionID))
+        let payload = try #require(Base64URL.decode(jws.split(separator: ".")[1]))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
         #expect((object["purchaseDate"] as? NSNumber)?.int64Value == 1_795_946_400_123)
         #expect((object["expiresDate"] as? NSNumber)?.int64Value == 1_795_950_000_123)
         #expect(object["type"] as? String == "Auto-Renewable Subscription")
         #expect(object["environment"] as? String == "Sandbox")
-        #expect(object["webOrderLineItemId"] as? String == "2000000900000002")
+        #expect(object["bundleId"] as? String == "com.example.depot")
+        #expect(object["webOrderLineItemId"] as? String != nil && object["subscriptionGroupIdentifier"] as? String == "group-1")
         #expect(object["revocationDate"] == nil && object["appAccountToken"] == nil)
         #expect(object.count == 17)
+        await store.stop()
     }
 }
