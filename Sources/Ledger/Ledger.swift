@@ -46,7 +46,7 @@ public final class Ledger: Sendable {
     }
 
     /// `open(at:)`, optionally read-only (for tests of failing writes and for inspection tools).
-    static func open(at path: String, readOnly: Bool) async throws(LedgerError) -> Ledger {
+    package static func open(at path: String, readOnly: Bool) async throws(LedgerError) -> Ledger {
         let index = AccessIndex()
         let storage = try await SQLiteLedgerStorage.open(at: path, readOnly: readOnly, index: index)
         return Ledger(storage: storage, index: index)
@@ -210,12 +210,12 @@ public final class Ledger: Sendable {
 
     /// Makes the backend refuse writes (SQLite `query_only`; PostgreSQL `READ ONLY` transactions), or
     /// accept them again: a stand-in for a database that stopped accepting writes.
-    func setQueryOnly(_ on: Bool) async throws(LedgerError) {
+    package func setQueryOnly(_ on: Bool) async throws(LedgerError) {
         try await storage.setQueryOnly(on)
     }
 
     /// The value of `PRAGMA <name>` on a SQLite ledger's connection (`nil` for PostgreSQL).
-    func pragma(_ name: String) async throws(LedgerError) -> String? {
+    package func pragma(_ name: String) async throws(LedgerError) -> String? {
         guard let sqlite = storage as? SQLiteLedgerStorage else { return nil }
         return try await sqlite.pragma(name)
     }
@@ -224,5 +224,5 @@ public final class Ledger: Sendable {
     var backendStorage: any LedgerStorage { storage }
 
     /// The number of original transactions the in-memory index holds (bound or revoked).
-    var indexedCount: Int { index.count }
+    package var indexedCount: Int { index.count }
 }

@@ -1,9 +1,9 @@
-import Foundation
+package import Foundation
 
 /// The ledger's unit of time: integer milliseconds since 1970, the App Store's own precision.
-enum LedgerTime {
+package enum LedgerTime {
     /// Milliseconds since 1970, clamped to what a 64-bit integer column holds (never traps on absurd dates).
-    static func milliseconds(_ date: Date) -> Int64 {
+    package static func milliseconds(_ date: Date) -> Int64 {
         let value = (date.timeIntervalSince1970 * 1000).rounded()
         guard value.isFinite else { return value > 0 ? .max : .min }
         if value >= 9.2e18 { return .max }

@@ -2,7 +2,7 @@ import DepotTestSupport
 import DepotWire
 import Dispatch
 import Foundation
-@testable import Ledger
+import Ledger
 import Synchronization
 import Testing
 @testable import DepotServer

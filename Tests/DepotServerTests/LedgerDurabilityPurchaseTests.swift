@@ -2,7 +2,7 @@ import AppStoreSimulator
 @testable import DepotServer
 import DepotTestSupport
 import Foundation
-@testable import Ledger
+import Ledger
 import Testing
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct ByteCoverageTests {
     @Test func mergesOverlappingAndTouchingRangesInAnyOrder() {

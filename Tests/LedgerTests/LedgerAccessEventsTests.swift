@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// Access changes raise their events inside the write that makes them (`raiseAccessEvents`), whatever path
 /// writes: a purchase recorded, a refund, a reversal, a support decision (`by: "admin"`).

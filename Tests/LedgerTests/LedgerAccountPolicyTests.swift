@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerAccountPolicyTests {
     struct Case: Sendable, CustomTestStringConvertible {

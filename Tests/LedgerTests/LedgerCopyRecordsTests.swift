@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// `Ledger.copy` moves the delivery record and the outbox too (app-store-server-api §7, §8), so a deployment
 /// that grows into several instances keeps what it knows of deliveries and what it still has to send.

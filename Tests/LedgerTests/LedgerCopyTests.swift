@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// `Ledger.copy` (SQLite → PostgreSQL) and `Ledger.backup` (SQLite online backup).
 @Suite struct LedgerCopyTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerDeliveryTests {
     static let chunks: [Range<Int64>] = [0..<100, 100..<200, 200..<250]

@@ -1,7 +1,7 @@
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerDurabilityTests {
     @Test(arguments: LedgerBackend.allCases)

@@ -1,6 +1,6 @@
 import DepotTestSupport
 import Foundation
-@testable import Ledger
+import Ledger
 
 /// A fresh ledger per test on either backend (a SQLite file in a new directory, or a new database on the
 /// process's shared PostgreSQL cluster), and purchase builders.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// The notification catch-up windows (app-store-server-api §6) on both backends: one instance holds an
 /// environment's window at a time, a completed window moves forward only, a lapsed claim can be taken over.

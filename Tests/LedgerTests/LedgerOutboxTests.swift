@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerOutboxTests {
     static func entry(_ key: String, order: String = "p1", queue: OutboxQueue = .webhook, at seconds: Double = 0) -> OutboxEntry {

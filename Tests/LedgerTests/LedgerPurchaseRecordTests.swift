@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// The support view's reads and decisions, on both backends.
 @Suite struct LedgerPurchaseRecordTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerRevocationTests {
     @Test(arguments: LedgerBackend.allCases)

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 @Suite struct LedgerSQLiteSchemaTests {
     @Test func openCreatesParentDirectoryAndAppliesEveryMigration() async throws {

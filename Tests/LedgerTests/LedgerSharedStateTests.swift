@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// The token key and the publish lock: state that instances sharing a ledger share.
 @Suite struct LedgerSharedStateTests {

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// The reads support gets (`deliverySummary`, `consumptionAnswers`) and the consumption queue's "once per
 /// notification".

@@ -1,7 +1,7 @@
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// What only the PostgreSQL backend has: its schema versioning, start-up errors, health, the Unix socket.
 @Suite struct PostgresLedgerTests {

@@ -1,7 +1,7 @@
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// A PostgreSQL server that goes away under a running ledger: its own cluster, since it is killed.
 @Suite(.serialized) struct PostgresOutageTests {

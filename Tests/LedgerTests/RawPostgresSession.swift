@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@testable import Ledger
+import Ledger
 
 /// A test's own PostgreSQL session beside the ledgers (to hold a transaction open, write behind the
 /// ledger's back, or end other sessions), on its own queue like the ledger's connections.

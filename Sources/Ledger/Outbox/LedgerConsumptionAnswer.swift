@@ -15,6 +15,16 @@ public struct LedgerConsumptionAnswer: Sendable, Equatable {
         public var customerConsented: Bool
         /// Always false.
         public var sampleContentProvided: Bool
+
+        /// The fields as given.
+        package init(deliveryStatus: String, consumptionPercentage: Int?, refundPreference: String?, customerConsented: Bool,
+                     sampleContentProvided: Bool) {
+            self.deliveryStatus = deliveryStatus
+            self.consumptionPercentage = consumptionPercentage
+            self.refundPreference = refundPreference
+            self.customerConsented = customerConsented
+            self.sampleContentProvided = sampleContentProvided
+        }
     }
 
     /// The request answered.

@@ -7,7 +7,7 @@ import Glibc
 /// owner confines every call to one serial queue or thread; every call blocks that thread (never call it from
 /// an event loop or Swift's cooperative pool). Statements with parameters are prepared once per connection
 /// and reused (`PQprepare` + `PQexecPrepared`); results come back in text format.
-final class PostgresConnection {
+package final class PostgresConnection {
     private var handle: OpaquePointer?
     /// Prepared statement names by SQL text.
     private var prepared: [String: String] = [:]
@@ -16,7 +16,7 @@ final class PostgresConnection {
 
     /// Connects with libpq's keyword/value parameters (`host`, `port`, `dbname`, `user`, `password`,
     /// `sslmode`, ...); blocks until connected or failed (bounded by `connect_timeout` when given).
-    init(parameters: [(key: String, value: String)]) throws(PostgresError) {
+    package init(parameters: [(key: String, value: String)]) throws(PostgresError) {
         let keys = parameters.map { strdup($0.key) }
         let values = parameters.map { strdup($0.value) }
         defer {
@@ -66,7 +66,7 @@ final class PostgresConnection {
     /// Runs one statement with `parameters` bound to `$1`, `$2`, ...: prepared on first use, then reused.
     /// Text parameters must not contain NUL (PostgreSQL's text cannot hold it); bytes go in binary format.
     @discardableResult
-    func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
+    package func query(_ sql: String, _ parameters: [PostgresValue] = []) throws(PostgresError) -> PostgresRows {
         let connection = try open()
         let name: String
         if let existing = prepared[sql] {
@@ -111,14 +111,14 @@ final class PostgresConnection {
 
     /// Runs one or more statements without parameters through the simple query protocol (migrations,
     /// `BEGIN`, `COMMIT`, `LISTEN`).
-    func execute(_ sql: String) throws(PostgresError) {
+    package func execute(_ sql: String) throws(PostgresError) {
         let connection = try open()
         roundTrips += 1
         _ = try rows(of: PQexec(connection, sql), connection)
     }
 
     /// Reads what the server sent (`PQconsumeInput`) and returns the notifications received so far.
-    func notifications() throws(PostgresError) -> [PostgresNotification] {
+    package func notifications() throws(PostgresError) -> [PostgresNotification] {
         let connection = try open()
         guard PQconsumeInput(connection) == 1 else {
             throw PostgresError(message: String(cString: PQerrorMessage(connection)), connectionLost: true)
@@ -134,7 +134,7 @@ final class PostgresConnection {
     }
 
     /// Closes the connection (the server releases its session locks). Later calls fail as a lost connection.
-    func close() {
+    package func close() {
         if let handle { PQfinish(handle) }
         handle = nil
         prepared.removeAll()

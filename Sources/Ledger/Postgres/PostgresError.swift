@@ -1,5 +1,5 @@
 /// A failed libpq call or SQL statement, reduced to one line.
-struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The five-character SQLSTATE the server sent (`40001`, `23505`, ...); `nil` when the failure happened in
     /// libpq itself (no connection, connection lost, protocol error).
     var sqlState: String?
@@ -10,7 +10,8 @@ struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// statement's outcome is unknown and the connection must be replaced.
     var connectionLost: Bool
 
-    init(sqlState: String? = nil, message: String, connectionLost: Bool = false) {
+    /// A failure with its SQLSTATE (nil: libpq's own), its message (made one line) and whether the connection is gone.
+    package init(sqlState: String? = nil, message: String, connectionLost: Bool = false) {
         self.sqlState = sqlState
         self.message = Self.oneLine(message)
         let state = sqlState ?? ""
@@ -23,7 +24,8 @@ struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible {
     /// run again as is.
     var isRetryableConflict: Bool { sqlState == "40001" || sqlState == "40P01" }
 
-    var description: String {
+    /// The message, with the SQLSTATE when there is one.
+    package var description: String {
         if let sqlState { return "\(message) (SQLSTATE \(sqlState))" }
         return message
     }

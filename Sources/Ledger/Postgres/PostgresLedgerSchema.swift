@@ -22,7 +22,7 @@
 ///   bindings and revocations, which makes `first` bindings exactly-once and `transfer` last-committer-wins
 ///   across instances. The change feed reads the rows whose `changed_xid` is at or above the `xmin` of its
 ///   previous snapshot (indexed), so a change is found whatever order concurrent writers commit in.
-enum PostgresLedgerSchema {
+package enum PostgresLedgerSchema {
     /// The advisory-lock namespace of the ledger (`'DepL'`); the second key says which lock.
     static let lockNamespace: Int32 = 0x4465_704C
     /// The second advisory-lock key for migrations.
@@ -32,7 +32,7 @@ enum PostgresLedgerSchema {
 
     /// The migrations, in order; migration *n* (1-based) brings the database to version *n*.
     /// Append only: never edit a migration that has shipped.
-    static let migrations: [String] = [
+    package static let migrations: [String] = [
         // 1: the initial schema.
         """
         CREATE TABLE transactions (
@@ -149,7 +149,7 @@ enum PostgresLedgerSchema {
     ]
 
     /// The version of a database that has every migration applied.
-    static var currentVersion: Int { migrations.count }
+    package static var currentVersion: Int { migrations.count }
 
     /// Applies the missing migrations on `connection` (autocommit; the body opens its own transactions),
     /// holding the migration advisory lock.

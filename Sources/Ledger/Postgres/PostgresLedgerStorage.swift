@@ -9,7 +9,7 @@ import Synchronization
 /// waits for the feed to read that state back into the index (`catchUp()`), so the caller sees its own write
 /// in `access(...)` right away; the index is only ever written by the feed, in the database's order. That
 /// poll also tells the other instances (the feed's `NOTIFY`): the write's transaction sends none.
-final class PostgresLedgerStorage: LedgerStorage {
+package final class PostgresLedgerStorage: LedgerStorage {
     let backend = LedgerBackend.postgres
     let pool: PostgresPool
     let feed: PostgresChangeFeed
@@ -43,7 +43,7 @@ final class PostgresLedgerStorage: LedgerStorage {
     }
 
     /// Brings the schema up to date on one pooled connection (`migrations` replaces the shipped list in tests).
-    static func migrate(_ pool: PostgresPool, migrations: [String] = PostgresLedgerSchema.migrations) async throws(LedgerError) {
+    package static func migrate(_ pool: PostgresPool, migrations: [String] = PostgresLedgerSchema.migrations) async throws(LedgerError) {
         let location = pool.location
         let outcome: Result<Void, PostgresMigrationError>
         do {

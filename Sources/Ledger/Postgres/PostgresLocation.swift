@@ -16,12 +16,18 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
         public var host: String
         /// The port, when the URI names one.
         public var port: Int?
+
+        /// An endpoint of a host and an optional port.
+        package init(host: String, port: Int?) {
+            self.host = host
+            self.port = port
+        }
     }
 
     /// The role to log in as.
     public let user: String
     /// The password, if the URI carries one (never printed).
-    let password: String?
+    package let password: String?
     /// The hosts to try, in order.
     public let endpoints: [Endpoint]
     /// The database name.
@@ -116,7 +122,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     /// libpq's keyword/value parameters for a connection: the URI's parts, its parameters (which win), and
     /// defaults a server needs (a connect timeout, TCP keepalives and a user timeout so a vanished server is
     /// noticed, and `application` as the fallback application name).
-    func connectionParameters(application: String) -> [(key: String, value: String)] {
+    package func connectionParameters(application: String) -> [(key: String, value: String)] {
         var values: [String: String] = [:]
         if endpoints.contains(where: { !$0.host.isEmpty }) {
             values["host"] = endpoints.map(\.host).joined(separator: ",")
@@ -137,7 +143,7 @@ public struct PostgresLocation: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `message` with every password this location carries replaced by `***` (raw and percent-encoded).
-    func redact(_ message: String) -> String {
+    package func redact(_ message: String) -> String {
         var result = message
         for secret in [password, parameters["password"]].compactMap({ $0 }) where secret.count >= 3 {
             result = result.replacingOccurrences(of: secret, with: "***")

@@ -12,7 +12,7 @@ import Synchronization
 ///   random pause), and on a lost connection reconnects and runs it again (twice at most). Bodies must
 ///   therefore be safe to repeat; the ledger's are (upserts keyed by transaction, notification IDs). A result
 ///   is returned only after `COMMIT` succeeded: nothing is reported committed unless it was.
-final class PostgresPool: Sendable {
+package final class PostgresPool: Sendable {
     /// The isolation a transaction needs.
     enum Isolation: String, Sendable {
         case readCommitted = "READ COMMITTED"
@@ -44,7 +44,7 @@ final class PostgresPool: Sendable {
     private let application: String
 
     /// A pool of `size` connections to `location`; `application` names them in `pg_stat_activity`.
-    init(location: PostgresLocation, size: Int, application: String = "depot-ledger", backoff: ReconnectBackoff = ReconnectBackoff()) {
+    package init(location: PostgresLocation, size: Int, application: String = "depot-ledger", backoff: ReconnectBackoff = ReconnectBackoff()) {
         self.location = location
         self.backoff = backoff
         self.application = application
@@ -79,7 +79,7 @@ final class PostgresPool: Sendable {
     }
 
     /// Closes every connection after the calls in flight; later calls throw `.closed`.
-    func close() async {
+    package func close() async {
         let waiters = state.withLock { state in
             state.closed = true
             defer { state.waiters.removeAll() }

@@ -1,12 +1,12 @@
 /// A parameter sent with a statement: text (the server converts it to the parameter's type) or raw bytes
 /// sent in binary format (for `bytea`).
-enum PostgresValue: Sendable, Equatable {
+package enum PostgresValue: Sendable, Equatable {
     case null
     case text(String)
     case bytes([UInt8])
 
     /// An integer parameter (sent as its decimal text).
-    static func integer(_ value: Int64) -> PostgresValue { .text(String(value)) }
+    package static func integer(_ value: Int64) -> PostgresValue { .text(String(value)) }
 
     /// An optional integer parameter (`NULL` when absent).
     static func integer(_ value: Int64?) -> PostgresValue { value.map { .text(String($0)) } ?? .null }
@@ -46,9 +46,9 @@ enum PostgresValue: Sendable, Equatable {
 }
 
 /// The rows a statement returned, in text format, copied out of libpq's result.
-struct PostgresRows: Sendable, Equatable {
+package struct PostgresRows: Sendable, Equatable {
     /// One array per row; `nil` is SQL `NULL`.
-    var rows: [[String?]]
+    package var rows: [[String?]]
     /// The number of rows an `INSERT`/`UPDATE`/`DELETE` changed (`PQcmdTuples`), 0 for anything else.
     var affectedRows: Int
 
@@ -90,7 +90,7 @@ struct PostgresRows: Sendable, Equatable {
 }
 
 /// A `NOTIFY` received on a connection that `LISTEN`s.
-struct PostgresNotification: Sendable, Equatable {
+package struct PostgresNotification: Sendable, Equatable {
     /// The channel name.
     var channel: String
     /// The payload (empty when none was given).

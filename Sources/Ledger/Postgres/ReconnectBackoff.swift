@@ -3,7 +3,7 @@ import Synchronization
 /// When to try connecting again after a failure: at once the first time, then after 0.1 s, 0.2 s, ...
 /// doubling up to 5 s (scale-out §3: reconnection backoff at most 5 s). While it says wait, callers fail
 /// fast instead of each waiting for a connect timeout against a server that is down.
-final class ReconnectBackoff: Sendable {
+package final class ReconnectBackoff: Sendable {
     private struct State {
         var failures = 0
         var retryAt: ContinuousClock.Instant?
@@ -13,6 +13,9 @@ final class ReconnectBackoff: Sendable {
     static let maximumDelay: Duration = .seconds(5)
 
     private let state = Mutex(State())
+
+    /// A backoff with no failure yet: the first attempt may be made at once.
+    package init() {}
 
     /// Whether an attempt may be made now.
     func permitsAttempt() -> Bool {

@@ -9,7 +9,8 @@ public struct PurchaseCursor: Sendable, Equatable {
     /// Its original transaction ID.
     let originalTransactionID: String
 
-    init(purchasedMS: Int64, originalTransactionID: String) {
+    /// The position of a purchase made at `purchasedMS` (milliseconds since 1970) with this original transaction ID.
+    package init(purchasedMS: Int64, originalTransactionID: String) {
         self.purchasedMS = purchasedMS
         self.originalTransactionID = originalTransactionID
     }

@@ -2,7 +2,7 @@ import CSQLite
 import Glibc
 
 /// A value bound to, or read from, a SQLite statement.
-enum SQLiteValue: Sendable, Equatable {
+package enum SQLiteValue: Sendable, Equatable {
     case null
     case integer(Int64)
     case real(Double)
@@ -10,13 +10,13 @@ enum SQLiteValue: Sendable, Equatable {
     case blob([UInt8])
 
     /// The integer, or `nil` for anything else.
-    var integer: Int64? {
+    package var integer: Int64? {
         if case .integer(let value) = self { return value }
         return nil
     }
 
     /// The text, or `nil` for anything else.
-    var text: String? {
+    package var text: String? {
         if case .text(let value) = self { return value }
         return nil
     }
@@ -29,25 +29,26 @@ enum SQLiteValue: Sendable, Equatable {
 }
 
 /// A failed SQLite call: the (extended) result code and SQLite's message.
-struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The extended result code (`SQLITE_READONLY`, `SQLITE_FULL`, ...).
     let code: Int32
     /// `sqlite3_errmsg` at the time of the failure, prefixed with what was being done.
     let message: String
 
-    var description: String { "SQLite error \(code): \(message)" }
+    /// The code and the message, for logs.
+    package var description: String { "SQLite error \(code): \(message)" }
 }
 
 /// libsqlite3's Swift face; the only file that imports `CSQLite`.
 ///
 /// One connection, opened `SQLITE_OPEN_NOMUTEX`: it is not thread-safe, so its owner confines every call
 /// to one serial queue. Prepared statements are cached per SQL text and reused.
-final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from the owning Ledger's serial queue.
+package final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from the owning Ledger's serial queue.
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
     /// Opens (and with `create`, creates) the database file at `path`.
-    init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
         var flags = SQLITE_OPEN_NOMUTEX
         if readOnly {
             flags |= SQLITE_OPEN_READONLY
@@ -90,7 +91,7 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
     }
 
     /// Runs one or more statements that take no parameters and return nothing of interest.
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         let db = try open()
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
@@ -110,7 +111,7 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
     }
 
     /// Runs one statement with `values` bound to its `?` parameters and returns every row it produced.
-    func query(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
+    package func query(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
         let db = try open()
         let statement = try prepared(sql, db)
         defer {
@@ -202,7 +203,7 @@ final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from 
     }
 
     /// Finalizes the cached statements and closes the connection. Later calls fail with `SQLITE_MISUSE`.
-    func close() {
+    package func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
         if let handle { sqlite3_close_v2(handle) }

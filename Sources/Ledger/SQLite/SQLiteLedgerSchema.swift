@@ -50,7 +50,7 @@
 ///   `pack.published` it raised: the outbox key's counter), `changed_ms`.
 ///
 /// No foreign keys: notifications may arrive before the receipt that names their transaction.
-enum SQLiteLedgerSchema {
+package enum SQLiteLedgerSchema {
     /// The migrations, in order; migration *n* (1-based) brings the file to `user_version` *n*.
     /// Append only: never edit a migration that has shipped.
     static let migrations: [String] = [
@@ -169,7 +169,7 @@ enum SQLiteLedgerSchema {
     ]
 
     /// The `user_version` of a file that has every migration applied.
-    static var currentVersion: Int { migrations.count }
+    package static var currentVersion: Int { migrations.count }
 
     /// The file's `user_version`, refusing a file written by a newer program.
     static func checkVersion(_ database: SQLiteDatabase) throws(LedgerError) -> Int {
