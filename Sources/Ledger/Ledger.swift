@@ -220,8 +220,9 @@ public final class Ledger: Sendable {
         return try await sqlite.pragma(name)
     }
 
-    /// The backend (tests reach the pool and the feed through it).
-    var backendStorage: any LedgerStorage { storage }
+    /// The connection pool of a PostgreSQL ledger (`nil` for SQLite): tests count its round trips and
+    /// reconnects through it.
+    package var postgresPool: PostgresPool? { (storage as? PostgresLedgerStorage)?.pool }
 
     /// The number of original transactions the in-memory index holds (bound or revoked).
     package var indexedCount: Int { index.count }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// `pack.delivered`, `consumption.sent` and `pack.published` are queued in the ledger transaction that makes the
 /// change they announce (review item 8): a change is never committed without its event. A crash between the two

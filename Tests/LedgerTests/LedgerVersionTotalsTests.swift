@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// The pack version's totals kept with each delivery record (spec app-store-server-api §7), so a refund request
 /// about a version whose directory was pruned is still judged; a record written before they were kept has none.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// Two ledger instances (two pools and two change feeds, as two servers have) on one PostgreSQL database.
 @Suite struct PostgresInstancesTests {
@@ -202,7 +202,7 @@ import Testing
             }
             let raw = try await RawPostgresSession(target)
             #expect(try await raw.terminate(application: "depot-ledger") >= 1)
-            let pool = try #require(a.backendStorage as? PostgresLedgerStorage).pool
+            let pool = try #require(a.postgresPool)
             let reconnects = pool.statistics.reconnects
             for number in 0..<4 {
                 let decisions = try await a.record([LedgerFixture.purchase("after\(number)")], account: "alice",

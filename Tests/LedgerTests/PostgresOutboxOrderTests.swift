@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import Ledger
+import Ledger
 
 /// On PostgreSQL the outbox hands out one purchase's items in commit order, one in flight at a time, although
 /// IDs are given at insert (review item 11): an enqueue waits for another transaction queueing for the same key,

@@ -1,13 +1,13 @@
 import Foundation
 import Testing
-@testable import Ledger
+import Ledger
 
 /// What a write costs PostgreSQL (issue 10's notification rate): round trips per notification, who sends the
 /// change feeds' `NOTIFY`, and a feed read that stays index lookups whatever the ledger's size.
 @Suite struct PostgresWriteCostTests {
     /// The round trips the pool's one connection has made so far.
     static func roundTrips(_ ledger: Ledger) async throws -> Int {
-        let pool = try #require(ledger.backendStorage as? PostgresLedgerStorage).pool
+        let pool = try #require(ledger.postgresPool)
         return try await pool.run(nil, failure: { .readFailed(message: $0) }) { connection throws(PostgresError) in connection.roundTrips }
     }
 

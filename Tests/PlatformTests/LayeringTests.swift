@@ -25,11 +25,6 @@ import Testing
     /// these must not come back.
     static let importedPlainly: Set<String> = ["HTTP", "Server", "DepotCore", "DepotCommands", "DepotCrypto", "AppStore", "DepotClient", "Ledger"]
 
-    /// Test files that still import one of those with `@testable`, and why. These two reach the PostgreSQL
-    /// pool through `Ledger.backendStorage`, whose type (`any LedgerStorage`) is internal: making it package
-    /// would make every requirement of the protocol package on the PostgreSQL backend.
-    static let testableExceptions: Set<String> = ["LedgerTests/PostgresWriteCostTests.swift", "LedgerTests/PostgresInstancesTests.swift"]
-
     /// Every Swift file under Sources, as (target, path relative to Sources, text).
     static func swiftFiles() -> [(target: String, path: String, text: String)] {
         swiftFiles(under: sources)
@@ -102,7 +97,7 @@ import Testing
         let files = Self.swiftFiles(under: Self.tests)
         #expect(files.count > 100)
         for file in files {
-            for module in Self.testableImports(file.text) where !Self.testableExceptions.contains(file.path) {
+            for module in Self.testableImports(file.text) {
                 #expect(!Self.importedPlainly.contains(module),
                         "Tests/\(file.path) has @testable import \(module): make what it checks package and import \(module) plainly")
             }

@@ -16,7 +16,7 @@
 /// purchases and growing); the upper bound `changed_xid < xmax of this snapshot` filters out nothing (a
 /// change by a transaction at or after `xmax` is not visible to this snapshot) but makes it a range, which
 /// the planner assumes to be small.
-struct PostgresAccessReader {
+package struct PostgresAccessReader {
     let connection: PostgresConnection
 
     /// Every bound or revoked original's entry, and the snapshot's `xmin` (the mark for the next poll).
@@ -63,7 +63,7 @@ struct PostgresAccessReader {
     }
 
     /// The candidates of a poll: the originals whose mark is at or above `$1` (see the type's note on the bound).
-    static let changedCandidates = """
+    package static let changedCandidates = """
         SELECT original_transaction_id AS id FROM original_transactions
         WHERE changed_xid >= $1::xid8 AND changed_xid < pg_snapshot_xmax(pg_current_snapshot())
         """
@@ -74,7 +74,7 @@ struct PostgresAccessReader {
     /// subquery on the revocation's primary key, not `NOT EXISTS`, which the planner may turn into a hash
     /// anti-join over every revocation; `OFFSET 0` keeps the bindings' subquery per candidate (without it the
     /// planner pulls it up into a hash join over every binding).
-    static func statement(_ candidates: String, announceParameter: Int? = nil) -> String {
+    package static func statement(_ candidates: String, announceParameter: Int? = nil) -> String {
         let announce = announceParameter.map { "announce AS (SELECT pg_notify($\($0), '')), " } ?? ""
         return """
             WITH \(announce)candidates AS MATERIALIZED (\(candidates))

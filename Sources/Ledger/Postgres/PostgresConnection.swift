@@ -12,7 +12,7 @@ package final class PostgresConnection {
     /// Prepared statement names by SQL text.
     private var prepared: [String: String] = [:]
     /// Requests sent to the server and answered (each statement, each `PQprepare`), for round-trip budgets.
-    private(set) var roundTrips = 0
+    package private(set) var roundTrips = 0
 
     /// Connects with libpq's keyword/value parameters (`host`, `port`, `dbname`, `user`, `password`,
     /// `sslmode`, ...); blocks until connected or failed (bounded by `connect_timeout` when given).

@@ -9,9 +9,9 @@ import Foundation
 /// writers binds, under `transfer` the last to commit wins. Originals whose access state may have changed get
 /// their `changed_xid` set to this transaction, taking effect at commit; the writer's change feed then reads
 /// them and tells the other instances' feeds (`PostgresChangeFeed`: the write itself sends no `NOTIFY`).
-struct PostgresLedgerStore {
+package struct PostgresLedgerStore {
     /// The `LISTEN`/`NOTIFY` channel of the change feed.
-    static let channel = "depot_ledger"
+    package static let channel = "depot_ledger"
 
     let connection: PostgresConnection
 

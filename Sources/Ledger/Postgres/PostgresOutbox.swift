@@ -12,7 +12,7 @@ import Foundation
 /// `hashtext(key)`, in hash order) before its rows get their IDs: a second transaction queueing for the key waits
 /// until the first commits, and a key's IDs increase in commit order. The lock is taken in the `INSERT` itself
 /// (no extra round trip) and is the last lock the enqueuing transaction takes.
-struct PostgresOutbox {
+package struct PostgresOutbox {
     let connection: PostgresConnection
 
     /// The advisory-lock namespace of the per-key enqueue locks (`'DepO'`).
@@ -20,7 +20,7 @@ struct PostgresOutbox {
 
     /// The `INSERT` of `enqueue`: the ordering keys' locks (a CTE materialized once, before any row is formed),
     /// then the rows in their order; `$1`…`$6` the entries' columns, `$7` the lock namespace.
-    static let enqueueStatement = """
+    package static let enqueueStatement = """
         WITH ordering_locks AS (
             SELECT pg_advisory_xact_lock($7::int4, k.hash)
             FROM (SELECT DISTINCT hashtext(key) AS hash FROM unnest($3::text[]) AS key ORDER BY 1 OFFSET 0) k
@@ -35,7 +35,7 @@ struct PostgresOutbox {
         """
 
     /// The parameters of `enqueueStatement` for `entries`.
-    static func enqueueParameters(_ entries: [OutboxEntry]) -> [PostgresValue] {
+    package static func enqueueParameters(_ entries: [OutboxEntry]) -> [PostgresValue] {
         [.textArray(entries.map(\.queue.rawValue)), .textArray(entries.map(\.key)), .textArray(entries.map(\.orderingKey)),
          .textArray(entries.map(\.payload)), .integerArray(entries.map { LedgerTime.milliseconds($0.created) }),
          .integerArray(entries.map { LedgerTime.milliseconds($0.deadline) }), .integer(Int64(lockNamespace))]

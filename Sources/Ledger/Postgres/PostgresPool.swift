@@ -14,20 +14,20 @@ import Synchronization
 ///   is returned only after `COMMIT` succeeded: nothing is reported committed unless it was.
 package final class PostgresPool: Sendable {
     /// The isolation a transaction needs.
-    enum Isolation: String, Sendable {
+    package enum Isolation: String, Sendable {
         case readCommitted = "READ COMMITTED"
         case repeatableRead = "REPEATABLE READ"
         case serializable = "SERIALIZABLE"
     }
 
     /// Counters for tests and metrics.
-    struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Transactions run again after a serialization failure or deadlock.
-        var conflictRetries = 0
+        package var conflictRetries = 0
         /// Connections opened after the first (replacing lost ones).
-        var reconnects = 0
+        package var reconnects = 0
         /// Connection attempts that failed.
-        var failedConnects = 0
+        package var failedConnects = 0
     }
 
     private struct State {
@@ -53,11 +53,12 @@ package final class PostgresPool: Sendable {
         self.state = Mutex(State(free: sessions))
     }
 
-    var statistics: Statistics { state.withLock { $0.statistics } }
+    /// The counters so far.
+    package var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Runs `body` on a pooled connection, in a transaction with `isolation` (autocommit when `nil`), with the
     /// retries described above. Failures that are not about the connection become `failure(message)`.
-    func run<Value: Sendable>(
+    package func run<Value: Sendable>(
         _ isolation: Isolation?, readOnly: Bool = false,
         failure: @escaping @Sendable (String) -> LedgerError,
         _ body: @escaping @Sendable (PostgresConnection) throws(PostgresError) -> Value

@@ -53,7 +53,7 @@ package struct PostgresRows: Sendable, Equatable {
     var affectedRows: Int
 
     /// The first column of the first row.
-    var scalar: String? { rows.first?.first ?? nil }
+    package var scalar: String? { rows.first?.first ?? nil }
 
     /// The second column by the first, of the rows whose first column is not `NULL` (a later row wins).
     var pairs: [String: String?] {
@@ -96,5 +96,5 @@ package struct PostgresNotification: Sendable, Equatable {
     /// The payload (empty when none was given).
     var payload: String
     /// The server process that sent it.
-    var senderPID: Int32
+    package var senderPID: Int32
 }

@@ -53,7 +53,7 @@
 package enum SQLiteLedgerSchema {
     /// The migrations, in order; migration *n* (1-based) brings the file to `user_version` *n*.
     /// Append only: never edit a migration that has shipped.
-    static let migrations: [String] = [
+    package static let migrations: [String] = [
         // 1: the initial schema.
         """
         CREATE TABLE transactions (
