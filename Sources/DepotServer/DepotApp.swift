@@ -18,7 +18,8 @@ public final class DepotApp: Sendable {
     let metrics: Metrics
     let ledger: Ledger?
     let records: PurchaseRecords?
-    let logger: Logger
+    /// The server's logger (its output is what the server logged).
+    package let logger: Logger
     /// The notification catch-up, when a key is configured (it runs by itself when `--notification-sync` is
     /// above 0).
     let notificationSync: NotificationSync?

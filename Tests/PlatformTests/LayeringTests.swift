@@ -25,6 +25,10 @@ import Testing
     /// these must not come back.
     static let importedPlainly: Set<String> = ["HTTP", "Server", "DepotCore", "DepotCommands", "DepotCrypto", "AppStore", "DepotClient", "Ledger"]
 
+    /// Modules whose tests are converted directory by directory: the test directories (relative to Tests) whose
+    /// files import the module plainly. When every directory is done, the module moves to `importedPlainly`.
+    static let importedPlainlyUnder: [String: [String]] = ["DepotServer": ["DepotServerTests/Console/"]]
+
     /// Every Swift file under Sources, as (target, path relative to Sources, text).
     static func swiftFiles() -> [(target: String, path: String, text: String)] {
         swiftFiles(under: sources)
@@ -98,7 +102,9 @@ import Testing
         #expect(files.count > 100)
         for file in files {
             for module in Self.testableImports(file.text) {
-                #expect(!Self.importedPlainly.contains(module),
+                let finished = Self.importedPlainly.contains(module)
+                    || (Self.importedPlainlyUnder[module] ?? []).contains { file.path.hasPrefix($0) }
+                #expect(!finished,
                         "Tests/\(file.path) has @testable import \(module): make what it checks package and import \(module) plainly")
             }
         }

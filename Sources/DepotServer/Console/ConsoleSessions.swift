@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Signing out remembers the session's ID on this instance until it would have expired (and the browser drops the
 /// cookie); another instance would still take a copy of the cookie kept elsewhere until its expiry.
-final class ConsoleSessions: Sendable {
+package final class ConsoleSessions: Sendable {
     /// The cookie's name.
     static let cookieName = "depot_session"
     /// A session lasts 12 hours.
@@ -19,10 +19,10 @@ final class ConsoleSessions: Sendable {
     static let revokedLimit = 10_000
 
     /// A verified session.
-    struct Session: Sendable, Equatable {
+    package struct Session: Sendable, Equatable {
         let id: String
         /// Unix seconds.
-        let expires: Int64
+        package let expires: Int64
     }
 
     private let key: [UInt8]
@@ -30,20 +30,21 @@ final class ConsoleSessions: Sendable {
     /// Signed-out session IDs with their expiry.
     private let revoked = Mutex<[String: Int64]>([:])
 
-    init(adminToken: String, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+    /// Sessions whose cookies are signed with a key derived from `adminToken`; `now` gives Unix seconds.
+    package init(adminToken: String, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         key = HMACSHA256.authenticate(Array("depot console session v1".utf8), key: Array(adminToken.utf8))
         self.now = now
     }
 
     /// A new session and its cookie value.
-    func issue() -> (session: Session, cookie: String) {
+    package func issue() -> (session: Session, cookie: String) {
         let session = Session(id: Base64URL.encode(SecureRandom.bytes(18)), expires: now() + Self.lifetime)
         let signed = "v1.\(session.expires).\(session.id)"
         return (session, signed + "." + Base64URL.encode(HMACSHA256.authenticate(Array(signed.utf8), key: key)))
     }
 
     /// The session a cookie value stands for: nil when it is malformed, forged, expired or signed out.
-    func verify(cookie: String) -> Session? {
+    package func verify(cookie: String) -> Session? {
         let parts = cookie.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let expires = Int64(parts[1]), !parts[2].isEmpty,
               let tag = Base64URL.decode(parts[3]) else { return nil }
@@ -56,18 +57,18 @@ final class ConsoleSessions: Sendable {
     }
 
     /// The CSRF token of a session (what `X-CSRF-Token` must carry).
-    func csrfToken(for session: Session) -> String {
+    package func csrfToken(for session: Session) -> String {
         Base64URL.encode(HMACSHA256.authenticate(Array("csrf.\(session.id)".utf8), key: key))
     }
 
     /// Whether `token` is the CSRF token of `session` (constant time).
-    func isValidCSRF(_ token: String, for session: Session) -> Bool {
+    package func isValidCSRF(_ token: String, for session: Session) -> Bool {
         guard let bytes = Base64URL.decode(token) else { return false }
         return HMACSHA256.isValid(bytes, for: Array("csrf.\(session.id)".utf8), key: key)
     }
 
     /// Ends a session on this instance.
-    func revoke(_ session: Session) {
+    package func revoke(_ session: Session) {
         let time = now()
         revoked.withLock { revoked in
             revoked = revoked.filter { $0.value > time }

@@ -4,7 +4,7 @@ import Synchronization
 /// Counts wrong admin tokens at sign-in per client address: after `limit` failures within `window` seconds, that
 /// address is refused (`429` with `Retry-After`) until the oldest of them is older than the window. Memory is
 /// bounded: at most `addressLimit` addresses are tracked (the least recently failing is forgotten first).
-final class SignInLimiter: Sendable {
+package final class SignInLimiter: Sendable {
     let limit: Int
     let window: Int64
     let addressLimit: Int
@@ -57,7 +57,9 @@ final class SignInLimiter: Sendable {
 
     private let state = Mutex(State())
 
-    init(limit: Int = 5, window: Int64 = 60, addressLimit: Int = 10_000,
+    /// A limiter allowing `limit` failed sign-ins per address within `window` seconds, tracking at most
+    /// `addressLimit` addresses; `now` gives Unix seconds.
+    package init(limit: Int = 5, window: Int64 = 60, addressLimit: Int = 10_000,
          now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.limit = limit
         self.window = window
@@ -66,7 +68,7 @@ final class SignInLimiter: Sendable {
     }
 
     /// Seconds `address` must wait before trying again, or nil when it may try now.
-    func retryAfter(_ address: String) -> Int? {
+    package func retryAfter(_ address: String) -> Int? {
         let time = now()
         return state.withLock { state -> Int? in
             guard let record = state.failures[address] else { return nil }
@@ -78,7 +80,7 @@ final class SignInLimiter: Sendable {
     }
 
     /// Records a wrong token from `address`.
-    func recordFailure(_ address: String) {
+    package func recordFailure(_ address: String) {
         let time = now()
         state.withLock { state in
             if state.failures[address] == nil {
@@ -94,13 +96,13 @@ final class SignInLimiter: Sendable {
     }
 
     /// How many addresses have failures on record.
-    var trackedAddresses: Int { state.withLock { $0.failures.count } }
+    package var trackedAddresses: Int { state.withLock { $0.failures.count } }
 
     /// Entries kept in the eviction order (tests: bounded by the addresses tracked).
-    var orderEntries: Int { state.withLock { $0.order.count - $0.head } }
+    package var orderEntries: Int { state.withLock { $0.order.count - $0.head } }
 
     /// The address part of `HOST:PORT` or `[IPv6]:PORT` (one address, whatever port it connects from).
-    static func host(of address: String) -> String {
+    package static func host(of address: String) -> String {
         if address.hasPrefix("["), let end = address.firstIndex(of: "]") {
             return String(address[address.index(after: address.startIndex)..<end])
         }

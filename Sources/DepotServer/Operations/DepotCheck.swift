@@ -74,8 +74,9 @@ public enum DepotCheck {
 }
 
 /// Relative paths of the regular files (and symlinks) below a directory, sorted bytewise.
-enum FileTree {
-    static func relativeFiles(under root: String) -> [String] {
+package enum FileTree {
+    /// The paths below `root`, relative to it, sorted bytewise.
+    package static func relativeFiles(under root: String) -> [String] {
         var result: [String] = []
         func walk(_ relative: String) {
             let directory = relative.isEmpty ? root : root + "/" + relative

@@ -1,6 +1,6 @@
-import DepotWire
+package import DepotWire
 import Foundation
-import Ledger
+package import Ledger
 import Server
 import Synchronization
 
@@ -64,7 +64,9 @@ public final class Metrics: Sendable {
         sections.withLock { $0.append(section) }
     }
 
-    init(shardCount: Int, openConnections: @escaping @Sendable () -> Int, ledger: Ledger? = nil) {
+    /// Counters in `shardCount` shards; `openConnections` reads the engine's connection count, `ledger` (when set)
+    /// adds its health and propagation lines.
+    package init(shardCount: Int, openConnections: @escaping @Sendable () -> Int, ledger: Ledger? = nil) {
         shards = (0..<max(1, shardCount)).map { _ in ShardBox() }
         self.openConnections = openConnections
         self.ledger = ledger
@@ -79,7 +81,7 @@ public final class Metrics: Sendable {
     }
 
     /// One call to Apple, by outcome (`ok`, `timeout`, `http_error`, `unreachable`, `status_21007`, ...).
-    func recordAppleCall(outcome: String, seconds: Double) {
+    package func recordAppleCall(outcome: String, seconds: Double) {
         apple.withLock { a in
             a.outcomes[outcome, default: 0] += 1
             a.latency.observe(seconds)
@@ -88,7 +90,7 @@ public final class Metrics: Sendable {
 
     /// One exchange with the App Store Server API, by endpoint (`transaction_history`, ...) and outcome
     /// (`http_200`, `http_404_4040010`, `timeout`, `no_answer`, ...); its latency joins the Apple histogram.
-    func recordAppleAPICall(endpoint: String, outcome: String, seconds: Double) {
+    package func recordAppleAPICall(endpoint: String, outcome: String, seconds: Double) {
         appleAPI.withLock { $0[APICallKey(endpoint: endpoint, outcome: outcome), default: 0] += 1 }
         apple.withLock { $0.latency.observe(seconds) }
     }
@@ -121,7 +123,7 @@ public final class Metrics: Sendable {
     }
 
     /// The counters the console's traffic charts show, since start (the sums of the matching `/metrics` lines).
-    func trafficTotals() -> TrafficCounts {
+    package func trafficTotals() -> TrafficCounts {
         let merged = merged()
         var counts = TrafficCounts()
         for (key, value) in merged.requests {

@@ -1,4 +1,4 @@
-import DepotWire
+package import DepotWire
 import Dispatch
 import Foundation
 import Synchronization
@@ -6,7 +6,7 @@ import Synchronization
 /// The console's traffic over the last day: once a minute the counters behind `/metrics` are copied into a
 /// ring of 1,441 snapshots, so the difference of two neighbours is one minute's traffic (1,440 minutes, a day).
 /// Nothing is counted twice: the request path keeps counting into ``Metrics`` only.
-final class TrafficHistory: Sendable {
+package final class TrafficHistory: Sendable {
     /// Complete minutes kept.
     static let minutesKept = 1440
 
@@ -23,7 +23,8 @@ final class TrafficHistory: Sendable {
     /// Touched only on `queue`.
     private nonisolated(unsafe) var timer: (any DispatchSourceTimer)?
 
-    init(totals: @escaping @Sendable () -> TrafficCounts, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
+    /// A history sampling `totals` (the counters since start) once a minute; `now` gives Unix seconds.
+    package init(totals: @escaping @Sendable () -> TrafficCounts, now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }) {
         self.totals = totals
         self.now = now
         sample()
@@ -51,7 +52,7 @@ final class TrafficHistory: Sendable {
 
     /// Records the counters now, as the snapshot of the current minute (a second sample in the same minute
     /// replaces the first, so a late timer never makes a minute twice).
-    func sample() {
+    package func sample() {
         let snapshot = Snapshot(minute: now() / 60 * 60, totals: totals())
         snapshots.withLock { snapshots in
             if let last = snapshots.last, last.minute >= snapshot.minute {
@@ -64,7 +65,7 @@ final class TrafficHistory: Sendable {
     }
 
     /// The minutes kept (oldest first), the minute under way and the totals since start.
-    func report(disk: TrafficReport.Disk) -> TrafficReport {
+    package func report(disk: TrafficReport.Disk) -> TrafficReport {
         let kept = snapshots.withLock { $0 }
         let live = totals()
         var minutes: [TrafficReport.Bucket] = []

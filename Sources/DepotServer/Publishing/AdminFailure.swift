@@ -1,5 +1,5 @@
 /// Why an admin request (spec §4.7) was refused. Refusals of the publish itself are `PublishError`s.
-enum AdminFailure: Error, Sendable, Equatable {
+package enum AdminFailure: Error, Sendable, Equatable {
     /// No valid admin token.
     case unauthorized
     case badPackID(String)

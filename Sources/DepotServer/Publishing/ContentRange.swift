@@ -1,11 +1,18 @@
-import HTTP
+package import HTTP
 
 /// `Content-Range: bytes FIRST-LAST/TOTAL` on an admin upload (RFC 9110 §14.4): this request carries bytes
 /// `FIRST...LAST` of a file of `TOTAL` bytes, and the server appends them to what it already holds.
-struct ContentRange: Sendable, Equatable {
+package struct ContentRange: Sendable, Equatable {
     let first: Int64
     let last: Int64
     let total: Int64
+
+    /// Bytes `first...last` of a file of `total` bytes.
+    package init(first: Int64, last: Int64, total: Int64) {
+        self.first = first
+        self.last = last
+        self.total = total
+    }
 
     var length: Int64 { last - first + 1 }
     /// Whether this piece ends the file.
@@ -13,7 +20,7 @@ struct ContentRange: Sendable, Equatable {
 
     /// The range of `fields`, nil when there is no `Content-Range`; throws when it is malformed or says
     /// something impossible (`LAST` before `FIRST`, past the end, an unknown total, a length unlike the body's).
-    static func parse(_ fields: HTTPFields, declaredLength: Int64?) throws(AdminFailure) -> ContentRange? {
+    package static func parse(_ fields: HTTPFields, declaredLength: Int64?) throws(AdminFailure) -> ContentRange? {
         let values = fields.values("content-range")
         guard !values.isEmpty else { return nil }
         let refusal = AdminFailure.badContentRange("Content-Range must be \"bytes FIRST-LAST/TOTAL\" with FIRST <= LAST < TOTAL.")

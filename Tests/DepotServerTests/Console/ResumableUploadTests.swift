@@ -1,5 +1,5 @@
 import DepotCrypto
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import HTTP
