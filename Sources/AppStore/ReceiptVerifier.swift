@@ -69,6 +69,10 @@ public final class ReceiptVerifier: Sendable {
         self.observer = observer
     }
 
+    /// Validations waiting for Apple now: each call in flight and the identical requests sharing it (answers
+    /// from the cache never wait).
+    public var waitingRequests: Int { cache.waiting }
+
     /// Validates base64 receipt data with Apple.
     public func verify(receiptData: String, now: Date = Date()) async -> ReceiptVerification {
         let key = Hex.encode(SHA256.hash(Array(receiptData.utf8)))

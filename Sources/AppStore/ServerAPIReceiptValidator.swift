@@ -37,6 +37,10 @@ public final class ServerAPIReceiptValidator: Sendable {
         }
     }
 
+    /// Validations waiting for the Server API now: each lookup in flight and the identical requests sharing
+    /// it (answers from the cache never wait).
+    public var waitingRequests: Int { cache.waiting }
+
     /// Validates base64 receipt data (an app receipt or an iOS 6 transaction receipt).
     public func validate(receipt: String, now: Date) async -> Result<ReceiptValidation, ServerAPIFailure> {
         let id: String

@@ -11,6 +11,7 @@ final class SharedResultCache<Value: Sendable>: Sendable {
     private let entries = Mutex<[String: (expires: Date, value: Value)]>([:])
     /// Callers waiting for a computation another caller is running for the same key.
     private let inFlight = Mutex<[String: [CheckedContinuation<Value?, Never>]]>([:])
+    private let waitingCount = Atomic<Int>(0)
 
     /// Keeps values `isCacheable` accepts for `lifetime` seconds, at most `capacity` of them.
     init(lifetime: Double, capacity: Int, isCacheable: @escaping @Sendable (Value) -> Bool) {
@@ -25,6 +26,8 @@ final class SharedResultCache<Value: Sendable>: Sendable {
     func value(for key: String, now: Date, whenSharedFailed: @autoclosure () -> Value,
                compute: () async -> Value) async -> Value {
         if let hit = entries.withLock({ $0[key] }), hit.expires > now { return hit.value }
+        waitingCount.add(1, ordering: .relaxed)
+        defer { waitingCount.subtract(1, ordering: .relaxed) }
         let isFirst = inFlight.withLock { table -> Bool in
             if table[key] != nil { return false }
             table[key] = []
@@ -55,6 +58,10 @@ final class SharedResultCache<Value: Sendable>: Sendable {
         for waiter in waiters { waiter.resume(returning: value) }
         return value
     }
+
+    /// Callers not answered from the cache that wait for an answer now: each computation's caller and those
+    /// sharing it.
+    var waiting: Int { waitingCount.load(ordering: .relaxed) }
 
     private func store(_ value: Value, key: String, now: Date) {
         // The same clock as the lookup (`now`), so an injected clock governs both.

@@ -49,13 +49,17 @@ public final class SimulatedAppStore: Sendable {
         public var httpStatus: Int?
         /// Wait this long before answering (seconds).
         public var delay: Double = 0
+        /// Answer only once this gate is open (after `delay`).
+        public var gate: SimulatedAnswerGate?
 
-        public init(statuses: [Int] = [], alwaysStatus: Int? = nil, isRetryable: Bool? = nil, httpStatus: Int? = nil, delay: Double = 0) {
+        public init(statuses: [Int] = [], alwaysStatus: Int? = nil, isRetryable: Bool? = nil, httpStatus: Int? = nil, delay: Double = 0,
+                    gate: SimulatedAnswerGate? = nil) {
             self.statuses = statuses
             self.alwaysStatus = alwaysStatus
             self.isRetryable = isRetryable
             self.httpStatus = httpStatus
             self.delay = delay
+            self.gate = gate
         }
     }
 
@@ -188,6 +192,7 @@ public final class SimulatedAppStore: Sendable {
         }
         let delay = max(responseDelay, receipt?.behaviour.delay ?? 0)
         if delay > 0 { await pause(delay) }
+        if let gate = receipt?.behaviour.gate { await hold(until: gate) }
         guard let receipt else { return Self.json(["status": 21002]) }
         if let sharedSecret, password != sharedSecret { return Self.json(["status": 21004]) }
         if let http = receipt.behaviour.httpStatus {
@@ -215,6 +220,13 @@ public final class SimulatedAppStore: Sendable {
         let deadline = clock.now + .milliseconds(Int(seconds * 1000))
         while clock.now < deadline, !state.withLock({ $0.stopping }) {
             try? await Task.sleep(for: min(.milliseconds(50), deadline - clock.now))
+        }
+    }
+
+    /// Waits until `gate` is open, or `stop()` was called.
+    private func hold(until gate: SimulatedAnswerGate) async {
+        while !gate.isOpen, !state.withLock({ $0.stopping }) {
+            try? await Task.sleep(for: .milliseconds(10))
         }
     }
 

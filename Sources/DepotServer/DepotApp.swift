@@ -110,6 +110,8 @@ public final class DepotApp: Sendable {
                                       serverAPI: apiClient)
         metrics.addSection { records.metricsText() }
         let serverAPI = apiClient.map { ServerAPIPurchases(client: $0, validatesReceipts: apiSettings.validatesReceipts, logger: logger) }
+        let apiReceipts = serverAPI?.receipts
+        metrics.countWaitingForApple { receiptVerifier.waitingRequests + (apiReceipts?.waitingRequests ?? 0) }
         let purchases = PurchaseService(store: store, ledger: ledger, receipts: receiptVerifier, signedData: signedData, serverAPI: serverAPI,
                                         tokens: tokens, tokenTTL: configuration.tokenTTL, policy: configuration.accountPolicy,
                                         bundleID: configuration.bundleID, sharedSecret: configuration.appleSharedSecret,

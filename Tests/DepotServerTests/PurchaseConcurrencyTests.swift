@@ -71,22 +71,41 @@ import Testing
         }
     }
 
-    /// Identical receipts arriving together share one call to Apple (held 5 s, so that all eight are in flight
-    /// before it answers even on a saturated machine; 0.5 s was outrun once).
+    /// Identical receipts arriving together share one call to Apple. Apple's answer is held until the server
+    /// shows all eight requests waiting for it (`depot_apple_waiting_requests`), so they are in flight together
+    /// however slowly a loaded machine delivers them: while they wait, Apple has seen exactly one call.
     @Test func identicalReceiptsInFlightShareOneCall() async throws {
-        try await PurchaseFixture.run { fixture in
-            let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(delay: 5))
+        // Apple is given all the time the arrival may take (a retry after a timeout would be a second call).
+        try await PurchaseFixture.run(configure: { $0.appleTimeout = 600 }) { fixture in
+            let gate = SimulatedAnswerGate()
+            let receipt = fixture.apple.issueReceipt([PurchaseFixture.purchase()], behaviour: .init(gate: gate))
             let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
                 for _ in 0..<8 {
-                    group.addTask { try await fixture.postReceipt(receipt).status }
+                    group.addTask { try await fixture.postReceipt(receipt, timeout: 600).status }
                 }
+                var waiting = 0.0
+                let deadline = ContinuousClock.now + .seconds(300)
+                while waiting < 8, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                    waiting = try await Self.metric("depot_apple_waiting_requests", of: fixture) ?? 0
+                }
+                #expect(waiting == 8, "requests waiting for Apple")
+                #expect(fixture.apple.calls(forReceipt: receipt) == 1, "calls to Apple while all eight wait")
+                gate.open()
                 var statuses: [Int] = []
                 for try await status in group { statuses.append(status) }
                 return statuses
             }
             #expect(statuses == Array(repeating: 200, count: 8))
             #expect(fixture.apple.calls(forReceipt: receipt) == 1)
+            #expect(try await Self.metric("depot_apple_waiting_requests", of: fixture) == 0)
         }
+    }
+
+    /// The value of the unlabelled series `name` in the server's `/metrics`.
+    static func metric(_ name: String, of fixture: PurchaseFixture) async throws -> Double? {
+        let text = try await fixture.get("/metrics").text
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.dropFirst(name.count + 1)) }
     }
 }
 

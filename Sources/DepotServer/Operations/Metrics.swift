@@ -49,6 +49,8 @@ public final class Metrics: Sendable {
     private let notificationSync = Mutex<(outcomes: [String: UInt64], recovered: UInt64)>(([:], 0))
     /// How many App Store Server API tokens the client signed (set once the client exists).
     private let tokenSignatures = Mutex<(@Sendable () -> Int)?>(nil)
+    /// How many receipt validations wait for Apple now (set once the validators exist).
+    private let waitingForApple = Mutex<(@Sendable () -> Int)?>(nil)
 
     struct APICallKey: Hashable {
         let endpoint: String
@@ -98,6 +100,11 @@ public final class Metrics: Sendable {
     /// Reads the number of App Store Server API tokens signed from `count` (the client's issuer).
     func countTokenSignatures(_ count: @escaping @Sendable () -> Int) {
         tokenSignatures.withLock { $0 = count }
+    }
+
+    /// Reads the number of receipt validations waiting for Apple from `count` (the validators' shared calls).
+    func countWaitingForApple(_ count: @escaping @Sendable () -> Int) {
+        waitingForApple.withLock { $0 = count }
     }
 
     /// One environment's window of the notification catch-up (`ok`, `failed`, `skipped`), and how many
@@ -164,6 +171,10 @@ public final class Metrics: Sendable {
         out += "# HELP depot_apple_requests_total Calls to Apple's verifyReceipt, by outcome.\n# TYPE depot_apple_requests_total counter\n"
         for outcome in appleState.outcomes.keys.sorted() {
             out += "depot_apple_requests_total{outcome=\"\(outcome)\"} \(appleState.outcomes[outcome]!)\n"
+        }
+        if let waiting = waitingForApple.withLock({ $0 }) {
+            out += "# HELP depot_apple_waiting_requests Receipt validations waiting for Apple now (each call in flight and the identical requests sharing it).\n# TYPE depot_apple_waiting_requests gauge\n"
+            out += "depot_apple_waiting_requests \(waiting())\n"
         }
         let apiCalls = appleAPI.withLock { $0 }
         out += "# HELP depot_apple_api_requests_total Calls to the App Store Server API, by endpoint and outcome.\n# TYPE depot_apple_api_requests_total counter\n"
