@@ -20,11 +20,7 @@ package struct PackFileStore: Sendable {
         try fileSystem(path) {
             let file = url(path)
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if !FileManager.default.fileExists(atPath: file.path) {
-                guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-            }
+            try Self.createIfMissing(file)
             let handle = try FileHandle(forWritingTo: file)
             defer { try? handle.close() }
             try handle.seek(toOffset: UInt64(offset))
@@ -37,6 +33,16 @@ package struct PackFileStore: Sendable {
                 }
             }
         }
+    }
+
+    /// Creates `file` empty unless it exists, with `open(O_CREAT)` in place. Not `FileManager.createFile`: that
+    /// writes a temporary `.dat.nosync…` beside the file and renames it, and a process killed in between leaves
+    /// the temporary among the pack's files, where no later run knows its name.
+    static func createIfMissing(_ file: URL) throws {
+        guard !FileManager.default.fileExists(atPath: file.path) else { return }
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o666)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        close(descriptor)
     }
 
     /// A chunk goes to the file in slices of this size. One 1 MiB write makes Linux (6.x, ext4 with large
@@ -60,11 +66,7 @@ package struct PackFileStore: Sendable {
         try fileSystem(path) {
             let file = url(path)
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if !FileManager.default.fileExists(atPath: file.path) {
-                guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
-                    throw CocoaError(.fileWriteUnknown)
-                }
-            }
+            try Self.createIfMissing(file)
             let handle = try FileHandle(forWritingTo: file)
             defer { try? handle.close() }
             try handle.truncate(atOffset: UInt64(size))
