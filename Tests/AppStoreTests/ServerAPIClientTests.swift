@@ -122,17 +122,22 @@ import Testing
     }
 
     @Test func timeoutsAreRetriedOnceThenUnavailable() async throws {
-        try await ServerAPIHarness.run(timeout: 0.3) { h in
+        // 2 s an attempt: long enough for each request to reach the store on a saturated machine before its attempt
+        // gives up (with 0.3 s, a second attempt sometimes timed out before the store had seen it).
+        try await ServerAPIHarness.run(timeout: 2) { h in
             let purchase = h.api.purchase(Self.level2)
             h.api.failNext(2, with: .delay(seconds: 300))
             let started = Date()
             let failure = await h.client.transactionHistory(for: purchase.transactionID, now: Date()).failure
             let elapsed = Date().timeIntervalSince(started)
             #expect(failure?.kind == "unavailable")
-            // Both attempts waited their 0.3 s and neither Apple's 300 s; timers fire late on a saturated machine.
-            #expect(elapsed >= 0.55 && elapsed < 150)
-            #expect(h.api.calls(.transactionHistory) == 2)
+            // Both attempts waited their 2 s and neither Apple's 300 s; timers fire late on a saturated machine.
+            #expect(elapsed >= 3.9 && elapsed < 150)
             #expect(h.outcomes.list == ["transaction_history timeout", "transaction_history timeout"])
+            // Both calls reached the store (the second one's handler may run a moment after its attempt gave up).
+            let deadline = ContinuousClock.now + .seconds(30)
+            while h.api.calls(.transactionHistory) < 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(h.api.calls(.transactionHistory) == 2)
         }
     }
 

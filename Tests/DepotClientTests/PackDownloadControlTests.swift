@@ -145,7 +145,7 @@ import DepotClient
         #expect(fixture.server.chunkRequests.count == 3)
         #expect(fixture.journal?.files["stages.bin"]?.verified == [0, 1, 2])
         #expect(await downloader.progress.completedBytes == 2500)
-        #expect(log.snapshot.contains { if case .paused = $0 { true } else { false } })
+        #expect(await log.waitFor { if case .paused = $0 { true } else { false } })
 
         fixture.server.update { $0.chunkHook = nil }
         #expect(try await downloader.resume().manifest != nil)

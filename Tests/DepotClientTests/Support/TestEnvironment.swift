@@ -64,6 +64,17 @@ final class EventLog: Sendable {
 
     /// The events so far.
     var snapshot: [PackDownloadEvent] { box.all }
+
+    /// Whether an event matching `matches` arrives within `seconds` (events reach the log through a task of
+    /// its own, which may run a while after the downloader emitted them on a loaded machine).
+    func waitFor(within seconds: Double = 30, _ matches: @escaping (PackDownloadEvent) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !box.all.contains(where: matches) {
+            guard ContinuousClock.now < deadline else { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
 }
 
 final class EventBox: Sendable {
