@@ -207,7 +207,8 @@ postgres_pids() {
 # file of $SIZE bytes again and again until $DOWNLOAD_SECONDS (default: $SECONDS_PER_ROUND, else 5) have passed
 # (at least once): total good bytes / wall time, and the MiB moved. One 256 MiB download takes a tenth of a
 # second on loopback, so a single one per round measured mostly curl's start and the scheduler. A download that
-# is not a 200 of exactly $SIZE bytes counts as an error.
+# is not a 200 of exactly $SIZE bytes counts as an error. DOWNLOAD_TAG names its files apart from another
+# download_rate running at the same time.
 download_rate() {
   local url="$1" clients="$2"; shift 2
   local seconds="${DOWNLOAD_SECONDS:-${SECONDS_PER_ROUND:-5}}"
@@ -215,10 +216,10 @@ download_rate() {
   start=$(date +%s.%N)
   for i in $(seq 1 "$clients"); do
     (
-      : >"$OUT/download.$i"
+      : >"$OUT/download${DOWNLOAD_TAG:-}.$i"
       until_ns=$(( $(date +%s%N) + seconds * 1000000000 ))
       while :; do
-        curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >>"$OUT/download.$i"
+        curl -s -o /dev/null -w '%{http_code} %{size_download}\n' "$@" "$url" >>"$OUT/download${DOWNLOAD_TAG:-}.$i"
         [ "$(date +%s%N)" -ge "$until_ns" ] && break
       done
     ) &
@@ -226,7 +227,7 @@ download_rate() {
   done
   wait "${pids[@]}" || true
   end=$(date +%s.%N)
-  cat $(seq -f "$OUT/download.%g" 1 "$clients") | python3 -c '
+  cat $(seq -f "$OUT/download${DOWNLOAD_TAG:-}.%g" 1 "$clients") | python3 -c '
 import sys
 start, end, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 rows = [line.split() for line in sys.stdin if line.strip()]

@@ -4,7 +4,14 @@
 # own token from /v1/receipts for a receipt of the simulated App Store (a purchase-bound token: operator tokens
 # from `depot token` record nothing, so they would measure nothing). Afterwards the `on` server's ledger must
 # show the purchase's delivery (`depot purchases show`) and the `off` server's nothing, else the run fails.
-# Besides the rates, each server's CPU time per request (ranges) and per GiB (full downloads) over all rounds.
+# Besides the rates, each server's CPU time per request (ranges) and per GiB (full downloads) over all rounds,
+# and the median of the per-round on/off ratios (each round's two rows ran seconds apart, so a slow spell of the
+# machine that hits both cancels out). FLUSH_WAIT (default 1.5 s) is the pause after each row that lets the
+# once-a-second write fall inside the row's CPU window; with FLUSH_WAIT=0 rows follow each other without pause
+# (short rows, many rounds) and the whole run's CPU of each server is what tells recording's cost. DUEL=1 runs
+# each row against both servers at once instead of one after the other (each server with its own load
+# generator of the row's size): the machine's slow spells then hit both alike, and the ratio of their rates is
+# what recording costs when both compete for the same two cores.
 build_bench
 STORE="$OUT/appstore-packs"
 start_appstore "$STORE" 0 1 com.example.depot.bench
@@ -30,8 +37,9 @@ print(entitlement["token"], entitlement["originalTransactionId"])' "$answer") \
     || { echo "delivery-record $record: no 206 with the purchase's token" >&2; exit 1; }
 done
 
-declare -A RESULTS TICKS UNITS
+declare -A RESULTS TICKS UNITS START_TICKS
 LOADS=()
+for record in on off; do START_TICKS[$record]=$(cpu_ticks "${PID_OF[$record]}"); done
 # measured KEY RECORD UNITS COMMAND...: runs COMMAND (its output is the row), then waits 1.5 s so the flush of
 # what the row sent (once a second) falls inside the window, and adds the server's CPU ticks over the window
 # and the row's UNITS (requests, or MiB) to TICKS[KEY] and UNITS[KEY]. UNITS "wrk" reads wrk's request count.
@@ -40,7 +48,7 @@ measured() {
   local before after row
   before=$(cpu_ticks "${PID_OF[$record]}")
   row=$("$@")
-  sleep 1.5
+  sleep "${FLUSH_WAIT:-1.5}"
   after=$(cpu_ticks "${PID_OF[$record]}")
   [ "$units" = wrk ] && units=$(wrk_requests "$OUT/wrk.txt")
   [ "$units" = moved ] && units=$(echo "$row" | cut -d' ' -f3)
@@ -48,7 +56,36 @@ measured() {
   TICKS["$key"]=$(( ${TICKS["$key"]:-0} + after - before ))
   UNITS["$key"]=$(python3 -c "print(${UNITS["$key"]:-0} + $units)")
 }
+# duel KEY UNITS ROW-COMMAND...: runs the row against both servers at the same time (ROW-COMMAND is given the
+# server, `on` or `off`, as its first argument), so whatever else slows the machine slows both alike; adds each
+# server's row, CPU ticks and units like `measured`.
+duel() {
+  local key="$1" units="$2"; shift 2
+  local record before_on before_off
+  before_on=$(cpu_ticks "${PID_OF[on]}"); before_off=$(cpu_ticks "${PID_OF[off]}")
+  local jobs=()
+  for record in on off; do "$@" "$record" >"$OUT/duel-$record.row" & jobs+=($!); done
+  wait "${jobs[@]}"
+  sleep "${FLUSH_WAIT:-1.5}"
+  TICKS["$key|on"]=$(( ${TICKS["$key|on"]:-0} + $(cpu_ticks "${PID_OF[on]}") - before_on ))
+  TICKS["$key|off"]=$(( ${TICKS["$key|off"]:-0} + $(cpu_ticks "${PID_OF[off]}") - before_off ))
+  for record in on off; do
+    local row n
+    row=$(cat "$OUT/duel-$record.row")
+    if [ "$units" = wrk ]; then n=$(wrk_requests "$OUT/wrk-$record.txt"); else n=$(echo "$row" | cut -d' ' -f3); fi
+    RESULTS["$key|$record"]+="$row;"
+    UNITS["$key|$record"]=$(python3 -c "print(${UNITS["$key|$record"]:-0} + $n)")
+  done
+}
+duel_range() { WRK_TXT="$OUT/wrk-$2.txt" WRK_SCRIPT_ARGS="$SIZE mixed" run_wrk "${FILE_URL[$2]}" "$1" "$SECONDS_PER_ROUND" -s "$BENCH/range.lua" -H "${AUTH_OF[$2]}"; }
+duel_full() { DOWNLOAD_TAG="-$2" download_rate "${FILE_URL[$2]}" "$1" -H "${AUTH_OF[$2]}"; }
 for round in $(seq 1 "$ROUNDS"); do
+  if [ -n "${DUEL:-}" ]; then
+    for connections in 8 64; do duel "range|$connections" wrk duel_range "$connections"; done
+    for clients in 1 4; do duel "full|$clients" moved duel_full "$clients"; done
+    LOADS+=("$(cut -d' ' -f1-3 /proc/loadavg)")
+    continue
+  fi
   servers=(on off); [ $((round % 2)) = 0 ] && servers=(off on)
   for connections in 8 64; do
     for record in "${servers[@]}"; do
@@ -111,7 +148,28 @@ for key in "range|8" "range|64" "full|1" "full|4"; do
   printf "%-22s %5s | %12s %12s %5sx   (%s; %s/%s ticks over %s/%s %s)\n" "$label" "$count" "$on" "$off" "$(ratio "$on" "$off")" "$unit" \
     "${TICKS["$key|on"]}" "${TICKS["$key|off"]}" "${UNITS["$key|on"]}" "${UNITS["$key|off"]}" "$([ "$kind" = range ] && echo requests || echo MiB)"
 done
-echo "CPU ratios are record on / record off (lower is cheaper; each window includes 1.5 s after the row for the once-a-second write)"
+echo "CPU ratios are record on / record off (lower is cheaper; each window includes ${FLUSH_WAIT:-1.5} s after the row for the once-a-second write)"
+ALL_ON=$(( $(cpu_ticks "${PID_OF[on]}") - START_TICKS[on] )); ALL_OFF=$(( $(cpu_ticks "${PID_OF[off]}") - START_TICKS[off] ))
+echo "whole run, every row and every write included: on $ALL_ON ticks, off $ALL_OFF ticks"
+echo
+# The median over rounds of (this round's on / this round's off): the paired figure.
+paired() {
+  python3 - "$1" "$2" <<'PY2'
+import statistics, sys
+on = [float(r.split()[0]) for r in sys.argv[1].split(";") if r.strip()]
+off = [float(r.split()[0]) for r in sys.argv[2].split(";") if r.strip()]
+ratios = sorted(a / b for a, b in zip(on, off) if b)
+print(f"{statistics.median(ratios):.3f} (middle half {ratios[len(ratios) // 4]:.3f}..{ratios[(3 * len(ratios)) // 4]:.3f})")
+PY2
+}
+printf "%-22s %5s | %-40s | %s\n" "paired, per round" "conns" "median of on/off ratios" "all rounds: on/off of requests or MiB moved"
+for key in "range|8" "range|64" "full|1" "full|4"; do
+  IFS='|' read -r kind count <<<"$key"
+  if [ "$kind" = range ]; then label="range 1 MiB (206)"; else label="full ${FILE_MIB} MiB (200)"; fi
+  printf "%-22s %5s | %-40s | %s\n" "$label" "$count" "$(paired "${RESULTS["$key|on"]}" "${RESULTS["$key|off"]}")" \
+    "$(python3 -c "print(f'{${UNITS["$key|on"]} / max(${UNITS["$key|off"]}, 1e-9):.3f}')")"
+done
+[ -n "${DUEL:-}" ] && echo "(DUEL: both servers loaded at once in every row, so the last column compares the same seconds of the machine)"
 echo
 
 # Every round's figures, to judge the noise of the medians.

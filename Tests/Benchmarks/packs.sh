@@ -8,6 +8,8 @@
 # `--delivery-record off` (alternating rounds, one run), each with a token from /v1/receipts for a purchase
 # made in a simulated App Store (only purchase-bound tokens are recorded); afterwards the `on` server's ledger
 # must show the purchase's delivery and the `off` server's none. Target: every on/off ratio >= 0.97.
+# Environment for that mode: DUEL=1 loads both servers at once in every row (the machine's slow spells hit both
+# alike); FLUSH_WAIT=S pauses S seconds after each row (default 1.5) so the once-a-second write falls in its window.
 # Usage: Tests/Benchmarks/packs.sh [seconds-per-round] [rounds] [slow-reader-seconds] [file-MiB] [nginx|recording]
 source "$(dirname "$0")/lib.sh"
 SECONDS_PER_ROUND="${1:-5}"
