@@ -205,12 +205,22 @@ import Testing
         await fixture.stop()
     }
 
-    @Test func withoutTheOptionNothingIsQueuedOrSent() async throws {
-        let fixture = try await PurchaseFixture.start(serverAPI: true)
+    /// The answer is queued before the notification is acknowledged (so it survives a crash right after): with
+    /// the option it is in the ledger the moment the `200` arrives, and without it nothing is, then or later.
+    @Test(arguments: [true, false]) func withoutTheOptionNothingIsQueuedOrSent(option: Bool) async throws {
+        let fixture = try await PurchaseFixture.start(serverAPI: true) { $0.consumptionInfo = option ? .on : .off }
         let (transaction, _) = try await Self.buy(fixture)
         try await Self.requestRefund(fixture, transaction: transaction)
         let ledger = try #require(fixture.depot.app.ledger)
-        #expect(try await ledger.consumptionAnswers(originalTransactionID: transaction).isEmpty)
+        #expect(try await ledger.consumptionAnswers(originalTransactionID: transaction).count == (option ? 1 : 0))
+        if option {
+            #expect(await Self.answers(fixture.apple.serverAPI, count: 1).count == 1)
+        } else {
+            // Long enough for a queued answer to have gone out (the option's first attempt is immediate).
+            try await Task.sleep(for: .seconds(2))
+            #expect(fixture.apple.serverAPI.calls(.consumption) == 0)
+            #expect(try await ledger.consumptionAnswers(originalTransactionID: transaction).isEmpty)
+        }
         await fixture.stop()
     }
 
