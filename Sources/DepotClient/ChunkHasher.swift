@@ -60,15 +60,38 @@ private enum LibcryptoSHA256 {
 #endif
 
 extension Data {
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// Lowercase hexadecimal.
     package var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(count * 2)
         for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
+            out.append(Self.hexDigits[Int(byte >> 4)])
+            out.append(Self.hexDigits[Int(byte & 0x0f)])
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// True when `hex` (digits in either case) spells these bytes: compared digit by digit, without making a string
+    /// (a download checks every chunk's digest against the manifest's text this way).
+    package func matchesHex(_ hex: String) -> Bool {
+        let digits = hex.utf8
+        guard digits.count == count * 2 else { return false }
+        var next = digits.makeIterator()
+        for byte in self {
+            guard let high = next.next().flatMap(Self.nibble), let low = next.next().flatMap(Self.nibble),
+                  high << 4 | low == byte else { return false }
+        }
+        return true
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 48...57: digit - 48
+        case 97...102: digit - 87
+        case 65...70: digit - 55
+        default: nil
+        }
     }
 }

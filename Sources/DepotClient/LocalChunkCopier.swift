@@ -25,19 +25,30 @@ struct LocalChunkCopier: Sendable {
     private static let queue = DispatchQueue(label: "depot.client.copy", qos: .utility)
 
     /// Copies `batch`; true for each chunk whose bytes matched and were written, false for each to fetch instead
-    /// (missing, short or different bytes in the installed file).
+    /// (missing, short or different bytes in the installed file). Each file is opened once per batch, not once per
+    /// chunk: with small content-defined chunks the opens and closes cost more than the copying.
     func run(_ batch: [Copy]) async throws -> [Bool] {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Bool], any Error>) in
             Self.queue.async {
+                var readers: [String: FileHandle?] = [:]
+                var writers: [String: FileHandle] = [:]
+                defer {
+                    for case let handle? in readers.values { try? handle.close() }
+                    for handle in writers.values { try? handle.close() }
+                }
                 do {
                     var results: [Bool] = []
                     for copy in batch {
-                        guard let bytes = source.read(copy.sourcePath, at: copy.sourceOffset, length: copy.chunk.length),
-                              try PackDownloader.hexDigest(bytes, with: hasher) == copy.chunk.sha256.lowercased() else {
+                        if readers[copy.sourcePath] == nil { readers[copy.sourcePath] = .some(source.openForReading(copy.sourcePath)) }
+                        guard let reader = readers[copy.sourcePath] ?? nil,
+                              let bytes = source.read(from: reader, at: copy.sourceOffset, length: copy.chunk.length),
+                              try PackDownloader.hashMatches(bytes, sha256: copy.chunk.sha256, with: hasher) else {
                             results.append(false)
                             continue
                         }
-                        try target.write(bytes, to: copy.path, at: copy.chunk.offset)
+                        let writer = try writers[copy.path] ?? target.openForWriting(copy.path)
+                        writers[copy.path] = writer
+                        try target.write(bytes, into: writer, at: copy.chunk.offset, path: copy.path)
                         results.append(true)
                     }
                     continuation.resume(returning: results)

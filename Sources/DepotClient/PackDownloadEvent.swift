@@ -7,7 +7,8 @@ public enum PackDownloadEvent: Sendable {
     case updating(from: Int, reuseBytes: Int64, fetchBytes: Int64)
     /// A run began with this manifest; `resumedBytes` were already on disk and verified.
     case started(DownloadManifest, resumedBytes: Int64)
-    /// A chunk was verified and written.
+    /// Chunks were verified and written: after each range request's run of chunks (``PackDownloadOptions/runBytes``,
+    /// a single chunk when it is 1) and after each chunk copied during an update.
     case progress(PackDownloadProgress)
     /// A chunk failed its SHA-256 check (from the server, or on disk when resuming) and will be fetched again.
     case chunkRejected(path: String, chunk: Int)

@@ -91,7 +91,9 @@ extension PackDownloader {
                             unsavedBytes = 0
                             lastSave = clock.uptime()
                         }
-                        for (_, bytes) in chunks { recordProgress(bytes: Int64(bytes.count), path: path, reused: false) }
+                        // One progress event per run written, not per chunk: with small content-defined chunks an event
+                        // each (a wake-up of whoever watches) cost more than the rest of the chunk's handling.
+                        recordProgress(bytes: chunks.reduce(0) { $0 + Int64($1.bytes.count) }, path: path, reused: false)
                     } catch {
                         if failure == nil { failure = error }
                     }
@@ -179,20 +181,19 @@ extension PackDownloader {
         default:
             throw transport.error(for: answer)
         }
+        let matched = try await Self.verify(run.indices, of: file.chunks, in: body, from: bodyStart, with: options.hasher)
         var verified: [(index: Int, bytes: Data)] = []
         var whole = true
-        for index in run.indices {
+        for (index, good) in zip(run.indices, matched) {
             let chunk = file.chunks[index]
             let from = body.startIndex + Int(chunk.offset - bodyStart)
             let to = from + Int(chunk.length)
-            if to <= body.endIndex {
-                let slice = body[from..<to]
-                if try await Self.digest(slice, with: options.hasher) == chunk.sha256.lowercased() {
-                    verified.append((index, slice))
-                    continue
-                }
-                emit(.chunkRejected(path: file.path, chunk: index))
+            if good {
+                verified.append((index, body[from..<to]))
+                continue
             }
+            // Bytes that came and did not match are reported; a short answer's missing chunks are simply fetched.
+            if to <= body.endIndex { emit(.chunkRejected(path: file.path, chunk: index)) }
             whole = false
             switch try await fetchChunk(file, index: index) {
             case .bytes(let data): verified.append((index, data))

@@ -47,7 +47,7 @@ extension PackDownloader {
                 var good = size >= chunk.offset + chunk.length
                 if good, options.verifyOnResume {
                     let bytes = store.read(file.path, at: chunk.offset, length: chunk.length)
-                    good = try bytes.map { try digest($0) == chunk.sha256.lowercased() } ?? false
+                    good = try bytes.map { try Self.hashMatches($0, sha256: chunk.sha256, with: options.hasher) } ?? false
                 }
                 if !good {
                     record.verified.remove(index)

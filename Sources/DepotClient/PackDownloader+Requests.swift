@@ -78,7 +78,7 @@ extension PackDownloader {
             default:
                 throw transport.error(for: answer)
             }
-            if body.count == Int(chunk.length), try await Self.digest(body, with: options.hasher) == chunk.sha256.lowercased() {
+            if body.count == Int(chunk.length), try await Self.matches(body, sha256: chunk.sha256, with: options.hasher) {
                 return .bytes(body)
             }
             failures += 1
@@ -114,23 +114,33 @@ extension PackDownloader {
         }
     }
 
-    /// Lowercase hex SHA-256 through the injected hasher.
-    func digest(_ data: Data) throws -> String {
-        try Self.hexDigest(data, with: options.hasher)
+    /// Whether the SHA-256 of `data` (through the injected hasher) is `sha256` (hex), hashed off the actor (chunks in
+    /// flight hash in parallel).
+    nonisolated static func matches(_ data: Data, sha256: String, with hasher: any ChunkHasher) async throws -> Bool {
+        try hashMatches(data, sha256: sha256, with: hasher)
     }
 
-    /// Lowercase hex SHA-256 through the injected hasher, off the actor (chunks in flight hash in parallel).
-    nonisolated static func digest(_ data: Data, with hasher: any ChunkHasher) async throws -> String {
-        try hexDigest(data, with: hasher)
-    }
-
-    nonisolated static func hexDigest(_ data: Data, with hasher: any ChunkHasher) throws -> String {
+    /// Whether the SHA-256 of `data` (through the injected hasher) is `sha256` (hex, either case), compared as bytes.
+    nonisolated static func hashMatches(_ data: Data, sha256: String, with hasher: any ChunkHasher) throws -> Bool {
         do {
-            return try hasher.sha256(data).hexString
+            return try hasher.sha256(data).matchesHex(sha256)
         } catch let error as DepotClientError {
             throw error
         } catch {
             throw DepotClientError.hashUnavailable("\(error)")
+        }
+    }
+
+    /// For each chunk of `indices`, whether `body` (bytes of the file from `bodyStart` on) holds all of it with its
+    /// SHA-256: the whole run checked in one trip off the actor, not two hops per chunk.
+    nonisolated static func verify(_ indices: Range<Int>, of chunks: [DownloadManifest.Chunk], in body: Data, from bodyStart: Int64,
+                                   with hasher: any ChunkHasher) async throws -> [Bool] {
+        try indices.map { index in
+            let chunk = chunks[index]
+            let from = body.startIndex + Int(chunk.offset - bodyStart)
+            let to = from + Int(chunk.length)
+            guard from >= body.startIndex, to <= body.endIndex else { return false }
+            return try hashMatches(body[from..<to], sha256: chunk.sha256, with: hasher)
         }
     }
 }

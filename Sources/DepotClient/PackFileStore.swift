@@ -17,12 +17,27 @@ package struct PackFileStore: Sendable {
     /// Writes `data` at `offset` of `path` (seek + write, pwrite-style), creating the file and its
     /// directories as needed. Bytes around it are left as they are.
     func write(_ data: Data, to path: String, at offset: Int64) throws {
+        let handle = try openForWriting(path)
+        defer { try? handle.close() }
+        try write(data, into: handle, at: offset, path: path)
+    }
+
+    /// `path` open for writing at offsets, created (with its directories) when missing: for several writes
+    /// with one open.
+    func openForWriting(_ path: String) throws -> FileHandle {
+        var handle: FileHandle?
         try fileSystem(path) {
             let file = url(path)
             try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Self.createIfMissing(file)
-            let handle = try FileHandle(forWritingTo: file)
-            defer { try? handle.close() }
+            handle = try FileHandle(forWritingTo: file)
+        }
+        return handle!
+    }
+
+    /// Writes `data` at `offset` of `path`, open as `handle` (from ``openForWriting(_:)``).
+    func write(_ data: Data, into handle: FileHandle, at offset: Int64, path: String) throws {
+        try fileSystem(path) {
             try handle.seek(toOffset: UInt64(offset))
             try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
                 var start = 0
@@ -53,8 +68,18 @@ package struct PackFileStore: Sendable {
 
     /// `length` bytes at `offset`, or nil when the file is missing or shorter.
     func read(_ path: String, at offset: Int64, length: Int64) -> Data? {
-        guard let handle = try? FileHandle(forReadingFrom: url(path)) else { return nil }
+        guard let handle = openForReading(path) else { return nil }
         defer { try? handle.close() }
+        return read(from: handle, at: offset, length: length)
+    }
+
+    /// `path` open for reading, or nil when it cannot be opened: for several reads with one open.
+    func openForReading(_ path: String) -> FileHandle? {
+        try? FileHandle(forReadingFrom: url(path))
+    }
+
+    /// `length` bytes at `offset` of an open file, or nil when it is shorter.
+    func read(from handle: FileHandle, at offset: Int64, length: Int64) -> Data? {
         guard (try? handle.seek(toOffset: UInt64(offset))) != nil,
               let data = try? handle.read(upToCount: Int(length)), data.count == Int(length) else { return nil }
         return data
