@@ -15,6 +15,23 @@ import DepotClient
         #expect(try SHA256ChunkHasher().sha256(Data(input.utf8)).hexString == digest)
     }
 
+    /// A digest is compared with the manifest's hex text digit by digit: either case matches, anything else is a
+    /// mismatch (one digit off, a digit too many or too few, a character that is no hex digit).
+    @Test func aDigestMatchesItsHexTextOnly() throws {
+        let digest = try SHA256ChunkHasher().sha256(Data("abc".utf8))
+        let hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        #expect(digest.matchesHex(hex))
+        #expect(digest.matchesHex(hex.uppercased()))
+        #expect(!digest.matchesHex(String(hex.dropLast()) + "e"))
+        #expect(!digest.matchesHex("ca" + hex.dropFirst(2)))
+        #expect(!digest.matchesHex(String(hex.dropLast())))
+        #expect(!digest.matchesHex(hex + "0"))
+        #expect(!digest.matchesHex(String(hex.dropLast()) + "g"))
+        #expect(!digest.matchesHex(""))
+        #expect(Data().matchesHex(""))
+        #expect(Data([0x0f, 0xa0]).matchesHex("0fA0") && !Data([0x0f, 0xa0]).matchesHex("f0a0"))
+    }
+
     @Test func defaultHasherHandlesAMebibyte() throws {
         let data = Data(repeating: 0x61, count: 1 << 20)
         #expect(try SHA256ChunkHasher().sha256(data).count == 32)
