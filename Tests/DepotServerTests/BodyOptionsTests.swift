@@ -9,7 +9,7 @@ import Testing
 struct BodyOptionsTests {
     @Test func budgetAndRateComeFromTheOptions() async throws {
         let tree = TemporaryDirectory("body-options")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         var environment = ProcessInfo.processInfo.environment
         environment["DEPOT_BODY_MIN_RATE"] = "100000"
         let arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "60", "--body-budget", "1",

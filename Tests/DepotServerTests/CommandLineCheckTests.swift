@@ -17,8 +17,15 @@ import Testing
         return tree
     }
 
+    /// ``sampleTree()`` with its `cp` children waited for off the cooperative pool (async callers).
+    static func sampleTree() async throws -> TemporaryDirectory {
+        let tree = TemporaryDirectory("depot-check")
+        try await TestDepot.copySample(into: tree.path)
+        return tree
+    }
+
     @Test func sampleIsClean() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let result = try await Self.depot(["check"], in: tree.path)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.hasPrefix("ok: 4 products, 2 packs, 2 versions"), "\(result.stdout)")
@@ -110,7 +117,7 @@ import Testing
 
     @Test(arguments: rows)
     func brokenTreeIsReported(_ row: BreakRow) async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         try row.breakTree(tree)
         let result = try await Self.depot(["check"], in: tree.path)
         #expect(result.status == 1, "\(result.stdout)")
@@ -125,7 +132,7 @@ import Testing
     }
 
     @Test func pathsComeFromTheOptionsAndTheEnvironment() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         tree.write("content/level3/current", "9\n")
         let elsewhere = TemporaryDirectory("depot-check-cwd")
         let byFlag = try await Self.depot(["check", "--catalog", tree.path + "/catalog", "--content", tree.path + "/content"], in: elsewhere.path)
@@ -141,7 +148,7 @@ import Testing
     }
 
     @Test func checkUsageErrors() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         for arguments in [["check", "--bogus"], ["check", "extra"], ["check", "--catalog"], ["frobnicate"]] {
             let result = try await Self.depot(arguments, in: tree.path)
             #expect(result.status == 64, "\(arguments)")

@@ -79,7 +79,7 @@ struct CommandLineOperationsTests {
     // MARK: - depot token
 
     @Test func tokenRefusesAnUnknownPackAndAMissingKey() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let key = try TokenKey.load(secret: nil, dataDirectory: tree.path + "/var")
         let unknown = try await Self.run(["token", "--pack", "nosuchpack"], in: tree.path)
         #expect(unknown.status == 1 && unknown.stdout.isEmpty)
@@ -106,7 +106,7 @@ struct CommandLineOperationsTests {
     // MARK: - retire, unretire, prune
 
     @Test func retireUnretireAndPruneOnTheCommandLine() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let unknown = try await Self.run(["retire", "--product", "com.example.depot.nosuch"], in: tree.path)
         #expect(unknown.status == 1, "an unknown product is a failure, not a usage error")
         #expect(unknown.stderr == "depot: retire: no product \"com.example.depot.nosuch\" in the catalog\n", "\(unknown.stderr)")
@@ -144,7 +144,7 @@ struct CommandLineOperationsTests {
     /// The demo's numbers tell one story, and it runs on its own fresh shop whatever the current directory
     /// holds (here: a catalog where Level 5 was published already).
     @Test func theDemoIsTheSameStoryFromAnyDirectory() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         try Data([1, 2, 3]).write(to: URL(fileURLWithPath: tree.path + "/five.bin"))
         #expect(try await Self.run(["publish", "--pack", "level5", "--product", "com.example.depot.level5", "--type", "non-consumable",
                                     "--title", "Level 5", tree.path + "/five.bin"], in: tree.path).status == 0)

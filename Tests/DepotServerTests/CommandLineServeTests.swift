@@ -76,6 +76,13 @@ final class ServeProcess: @unchecked Sendable {
         return tree
     }
 
+    /// ``sampleTree()`` with its `cp` children waited for off the cooperative pool (async callers).
+    static func sampleTree() async throws -> TemporaryDirectory {
+        let tree = TemporaryDirectory("depot-serve")
+        try await TestDepot.copySample(into: tree.path)
+        return tree
+    }
+
     /// Arguments that keep a test server cheap and private.
     static let quiet = ["--loops", "1", "--token-secret", "serve-test-secret-serve-test-secret-0"]
 
@@ -111,7 +118,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func portZeroPrintsTheAddressAndSIGTERMExitsZero() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let started = ContinuousClock.now
         let (line, status, health) = try await Self.serveAndStop(["--port", "0"] + Self.quiet, in: tree.path)
         let text = try #require(line, "a start-up line on stdout")
@@ -124,7 +131,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func sigintAlsoExitsZero() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let result = try await OffPool.run { () -> (String?, Int32?) in
             let child = try ServeProcess(["serve", "--port", "0"] + Self.quiet, in: tree.path)
             let line = child.readLine(timeout: 10)
@@ -135,7 +142,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func environmentPortIsUsedAndTheFlagWins() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let port = try Self.freePort()
         let fromEnvironment = try await Self.serveAndStop(Self.quiet, environment: ["DEPOT_PORT": String(port)], in: tree.path)
         #expect(fromEnvironment.line == "listening on http://127.0.0.1:\(port)")
@@ -176,7 +183,7 @@ final class ServeProcess: @unchecked Sendable {
 
     @Test(arguments: badRows)
     func configurationErrorStopsStartUpWithOneLine(_ row: BadRow) async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         var arguments = ["serve"]
         if !row.arguments.contains("--port") && row.environment["DEPOT_PORT"] == nil { arguments += ["--port", "0"] }
         arguments += row.arguments + Self.quiet
@@ -204,7 +211,7 @@ final class ServeProcess: @unchecked Sendable {
 
     @Test(arguments: accessLogRows)
     func accessLogOnStandardError(_ row: AccessLogRow) async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let (line, status, stderr) = try await OffPool.run { () -> (String?, Int32?, String) in
             let child = try ServeProcess(["serve", "--port", "0"] + Self.quiet + row.arguments, environment: row.environment, in: tree.path)
             let line = child.readLine(timeout: 10)
@@ -224,7 +231,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func portInUseNamesThePort() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         try await withDepot { running in
             let result = try await Self.runBounded(["serve", "--port", String(running.port)] + Self.quiet, in: tree.path)
             // One listening socket without SO_REUSEPORT: a second server on a port in use fails to bind.
@@ -236,7 +243,7 @@ final class ServeProcess: @unchecked Sendable {
     }
 
     @Test func usageErrorsExit64() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         for arguments in [["serve", "--bogus"], ["serve", "--port"], ["serve", "stray"], ["serve", "--port", "0", "--port", "1"]] {
             let result = try await Self.runBounded(arguments, in: tree.path)
             #expect(result.status == 64, "\(arguments)")
@@ -248,7 +255,7 @@ final class ServeProcess: @unchecked Sendable {
     /// Answers to Apple come from the delivery record: `--consumption-info on` with `--delivery-record off` would
     /// answer every refund request "undelivered", so start-up refuses it, naming both options.
     @Test func consumptionInfoWithoutTheDeliveryRecordIsAUsageError() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let result = try await Self.runBounded(["serve", "--port", "0", "--consumption-info", "on", "--delivery-record", "off"] + Self.quiet,
                                                in: tree.path)
         #expect(result.status == 64, "\(result.stderr)")
@@ -261,7 +268,7 @@ final class ServeProcess: @unchecked Sendable {
     /// `--webhook-url` and `--webhook-secret` come together; one without the other is a usage error (64), like the
     /// other option conflicts, naming the missing one.
     @Test func aWebhookURLWithoutItsSecretOrTheReverseIsAUsageError() async throws {
-        let tree = try Self.sampleTree()
+        let tree = try await Self.sampleTree()
         let secret = String(repeating: "s", count: 32)
         for (arguments, missing) in [(["--webhook-url", "http://127.0.0.1:9/hooks"], "--webhook-secret"),
                                      (["--webhook-secret", secret], "--webhook-url")] {
@@ -285,8 +292,8 @@ final class ServeProcess: @unchecked Sendable {
     ]
 
     @Test func helpListsEveryOptionWithItsDefault() async throws {
-        let tree = try Self.sampleTree()
-        let result = try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, ["serve", "--help"], currentDirectory: tree.path) }
+        let tree = try await Self.sampleTree()
+        let result = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["serve", "--help"], currentDirectory: tree.path)
         #expect(result.status == 0)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         for option in Self.specOptions {

@@ -12,7 +12,7 @@ struct DataDirectoryLockTests {
     @Test func aSecondServerOnTheSameDataDirectoryIsRefused() async throws {
         let first = try await TestDepot.start()
         let other = TemporaryDirectory("lock-second")
-        try TestDepot.copySample(into: other.path)
+        try await TestDepot.copySample(into: other.path)
         await #expect {
             _ = try await TestDepot.start(tree: other) { $0.dataDirectory = first.dataDirectory }
         } throws: { error in
@@ -29,7 +29,7 @@ struct DataDirectoryLockTests {
     }
 
     @Test func theCommandLineSaysSoInOneLineAndExitsOne() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let serve = try ChildProcess(ProcessRunner.depotExecutable, ["serve", "--port", "0"] + CommandLineServeTests.quiet, directory: tree.path)
         let line = await serve.line(timeout: 30) { $0.hasPrefix("listening on") }
         #expect(line != nil, "\(serve.output.stderrText)")

@@ -47,7 +47,7 @@ import Testing
             }
             #expect(resumed.status == 0, "\(resumed.stderr)")
             #expect(resumed.stdout == "206 \(entry.size - Int64(partial.count))")
-            let sum = try ProcessRunner.run("/usr/bin/sha256sum", [path])
+            let sum = try await ProcessRunner.run("/usr/bin/sha256sum", [path])
             #expect(String(sum.stdout.prefix(64)) == entry.sha256)
             #expect(FileManager.default.contents(atPath: path).map { [UInt8]($0) } == fixture.contents[PackFixture.bigFile])
         }
@@ -67,7 +67,7 @@ import Testing
                                          fixture.depot.baseURL + entry.url])
         }
         #expect(result.stdout == "416")
-        #expect(String((try ProcessRunner.run("/usr/bin/sha256sum", [path])).stdout.prefix(64)) == entry.sha256)
+        #expect(String((try await ProcessRunner.run("/usr/bin/sha256sum", [path])).stdout.prefix(64)) == entry.sha256)
     }
 
     /// URLSession: the first half, then the second half with `Range` + `If-Range`; every chunk and the whole

@@ -45,7 +45,7 @@ struct FetchAndDemoTests {
         #expect(output.contains("downloading version 1"))
 
         // Second run resumes and finishes; every file matches the manifest.
-        let second = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
+        let second = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(second.status == 0, "\(second.stderr)")
         #expect(second.stdout.contains("resuming version 1"), "\(second.stdout)")
         #expect(second.stdout.contains("done: 2 files"))
@@ -56,7 +56,7 @@ struct FetchAndDemoTests {
             #expect(Hex.encode(SHA256.hash([UInt8](data))) == file.sha256)
         }
         // Running it again finds everything verified and fetches nothing.
-        let third = try ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
+        let third = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(third.status == 0)
         #expect(third.stdout.contains("resuming version 1: 24.0 MiB of 24.0 MiB"), "\(third.stdout)")
     }
@@ -71,17 +71,17 @@ struct FetchAndDemoTests {
         defer { Task { await depot.stop() } }
         let receipt = appStore.issueReceipt([.init(productID: "com.example.depot.coins100", transactionID: "1000000000000043")])
         depot.tree.write("receipt.txt", receipt)
-        let rejected = try ProcessRunner.run(ProcessRunner.depotExecutable, [
+        let rejected = try await ProcessRunner.run(ProcessRunner.depotExecutable, [
             "fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "level2", "--out", depot.tree.path + "/out",
         ])
         #expect(rejected.status == 1)
         #expect(rejected.stderr.contains("does not unlock pack level2"))
-        let usage = try ProcessRunner.run(ProcessRunner.depotExecutable, ["fetch", "--server", depot.baseURL, "--pack", "level2", "--out", "x"])
+        let usage = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["fetch", "--server", depot.baseURL, "--pack", "level2", "--out", "x"])
         #expect(usage.status == 64)
     }
 
-    @Test func demoTellsTheWholeStoryAndExitsZero() throws {
-        let result = try ProcessRunner.run(ProcessRunner.depotExecutable, ["demo"], currentDirectory: TestDepot.repositoryRoot)
+    @Test func demoTellsTheWholeStoryAndExitsZero() async throws {
+        let result = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["demo"], currentDirectory: TestDepot.repositoryRoot)
         #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
         for expected in ["304 Not Modified", "entitlement: pack level2", "interrupted after", "resumed with", "ok",
                          "lists it after", "reused", "validated through the App Store Server API", "catches up", "→ 403",

@@ -27,7 +27,7 @@ struct FetchUpdateKillTests {
         let arguments = ["fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "world", "--out", out]
         // Child processes run from a dedicated thread: a cooperative thread blocked for a whole `depot fetch`
         // stalls every other suite's tasks.
-        let first = try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
+        let first = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(PackUpdateTests.tree(out) == v1)
 
@@ -64,7 +64,7 @@ struct FetchUpdateKillTests {
         // A run killed between writing the journal's temporary and renaming it leaves that file: the next run's
         // save renames it away.
         depot.tree.write("device/world/" + PackDownloadOptions.journalFileName + ".tmp", "{\"pack\": \"wor")
-        let last = try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
+        let last = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(last.status == 0, "\(last.stderr)")
         #expect(PackUpdateTests.tree(out) == v2)
         // Nothing else is left among the pack's files or beside them: no temporary of any kind.
@@ -87,10 +87,10 @@ struct FetchUpdateKillTests {
         depot.tree.write("receipt.txt", receipt)
         let out = depot.tree.path + "/device/world"
         let arguments = ["fetch", "--server", depot.baseURL, "--receipt", depot.tree.path + "/receipt.txt", "--pack", "world", "--out", out]
-        #expect(try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }.status == 0)
+        #expect(try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments).status == 0)
         level.replaceSubrange(2_000_000..<2_004_096, with: ContentChunkerFixture.bytes(4096, seed: 32))
         try PackUpdateTests.publish(depot, files: ["level.bin": level])
-        let update = try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
+        let update = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(update.status == 0, "\(update.stderr)")
         #expect(update.stdout.contains("updating version 1 in place"), "\(update.stdout)")
         let line = try #require(update.stdout.split(separator: "\n").first { $0.contains("reused") })

@@ -31,7 +31,7 @@ struct HealthAndOpsListenerTests {
 
     @Test func okThenDegradedThenOkAgain() async throws {
         let tree = TemporaryDirectory("health-degraded")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try await withDepot(tree: tree) { depot in
             let ok = try await depot.send("GET", "/healthz")
             #expect(ok.status == 200)
@@ -58,7 +58,7 @@ struct HealthAndOpsListenerTests {
 
     @Test func noCatalogEverLoadedIsUnavailable() async throws {
         let tree = TemporaryDirectory("health-none")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try TreeFiles.replace(tree.path + "/catalog/products.json", "not json")
         try await withDepot(tree: tree) { depot in
             let response = try await depot.send("GET", "/healthz")
@@ -142,7 +142,7 @@ struct HealthAndOpsListenerTests {
         let other = try await TestDepot.start()
         defer { Task { await other.stop() } }
         let tree = TemporaryDirectory("ops-busy")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         await #expect {
             _ = try await TestDepot.start(tree: tree) { $0.opsListen = ListenAddress(host: "127.0.0.1", port: other.port) }
         } throws: { error in

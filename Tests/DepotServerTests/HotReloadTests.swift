@@ -102,7 +102,7 @@ import Testing
 
     @Test func aServerStartedOnABrokenCatalogRecovers() async throws {
         let tree = TemporaryDirectory("depot-broken-start")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try TreeFiles.replace(tree.path + "/catalog/products.json", "not json")
         try await withDepot(tree: tree) { depot in
             #expect(try await depot.send("GET", "/healthz").status == 503)
@@ -182,7 +182,7 @@ import Testing
     /// The watcher holds no reference to its store: a store that stopped watching is freed, thread or not.
     @Test func aStoreThatStoppedWatchingIsFreed() async throws {
         let tree = TemporaryDirectory("watch-free")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         let paths = DepotPaths(catalogDirectory: tree.path + "/catalog", contentDirectory: tree.path + "/content", dataDirectory: "")
         weak var released: CatalogStore?
         do {

@@ -22,7 +22,7 @@ struct IdleConnectionMemoryTests {
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         let tree = TemporaryDirectory("idle-memory")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         let process = try SpawnedChild.start(ProcessRunner.depotExecutable, [
             "serve", "--port", "0", "--access-log", "off", "--catalog", tree.path + "/catalog",
             "--content", tree.path + "/content", "--data", tree.path + "/var"])

@@ -75,7 +75,7 @@ import Testing
 
     @Test func healthzIs503WithTheSameShapeWhenTheCatalogFailed() async throws {
         let tree = TemporaryDirectory("depot-health")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try TreeFiles.replace(tree.path + "/catalog/products.json", "{\"products\": [{\"id\": \"x\"}]}")
         try await withDepot(tree: tree) { depot in
             let response = try await depot.send("GET", "/healthz")

@@ -126,16 +126,16 @@ import Testing
     }
 
     /// `depot check` prints each problem and exits 1; a clean tree exits 0.
-    @Test func commandLine() throws {
+    @Test func commandLine() async throws {
         let (tree, paths) = try Self.tree()
-        let clean = try ProcessRunner.run(ProcessRunner.depotExecutable, ["check", "--catalog", paths.catalogDirectory,
+        let clean = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["check", "--catalog", paths.catalogDirectory,
                                                                           "--content", paths.contentDirectory])
         #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
         var bytes = try #require(tree.read("content/chk/1/a.bin"))
         bytes[0] ^= 0xFF
         tree.write("content/chk/1/a.bin", bytes)
         tree.write("content/chk/1/extra.bin", [1])
-        let broken = try ProcessRunner.run(ProcessRunner.depotExecutable, ["check", "--catalog", paths.catalogDirectory,
+        let broken = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["check", "--catalog", paths.catalogDirectory,
                                                                            "--content", paths.contentDirectory])
         #expect(broken.status == 1)
         #expect(broken.stdout.contains("files[0].sha256"))

@@ -28,9 +28,9 @@ import Testing
         SizeRow(size: (5 << 20) + 7, chunkSize: 2 << 20),       // chunks larger than a read block
     ]
 
-    /// `sha256sum` over files: the independent whole-file digest.
-    static func sha256sum(_ paths: [String]) throws -> [String] {
-        let result = try ProcessRunner.run("/usr/bin/sha256sum", paths)
+    /// `sha256sum` over files: the independent whole-file digest (the child waited for off the cooperative pool).
+    static func sha256sum(_ paths: [String]) async throws -> [String] {
+        let result = try await ProcessRunner.run("/usr/bin/sha256sum", paths)
         #expect(result.status == 0, "\(result.stderr)")
         return result.stdout.split(separator: "\n").map { String($0.prefix(64)) }
     }
@@ -45,13 +45,13 @@ import Testing
     }
 
     @Test(arguments: sizeRows)
-    func fileDigest(_ row: SizeRow) throws {
+    func fileDigest(_ row: SizeRow) async throws {
         let tree = TemporaryDirectory("digest")
         let bytes = PackFixture.bytes(row.size, seed: UInt64(row.size))
         tree.write("f.bin", bytes)
         let digest = try FileDigest.compute(path: tree.path + "/f.bin", chunkSize: Int64(row.chunkSize)).get()
         #expect(digest.size == Int64(row.size))
-        #expect(digest.sha256 == (try Self.sha256sum([tree.path + "/f.bin"]))[0])
+        #expect(digest.sha256 == (try await Self.sha256sum([tree.path + "/f.bin"]))[0])
         #expect(digest.chunks == Self.expectedChunks(bytes, chunkSize: row.chunkSize))
         // Tiling: contiguous from 0, every chunk full but the last, which is non-empty.
         #expect(digest.chunks.count == (row.size + row.chunkSize - 1) / row.chunkSize)
@@ -88,7 +88,7 @@ import Testing
             #expect(manifest.consistencyProblems(file: "m", expectedPack: "sizes", expectedVersion: 1).isEmpty)
 
             let versionDirectory = depot.contentDirectory + "/sizes/1"
-            let sums = try Self.sha256sum(manifest.files.map { versionDirectory + "/" + $0.path })
+            let sums = try await Self.sha256sum(manifest.files.map { versionDirectory + "/" + $0.path })
             for (file, sum) in zip(manifest.files, sums) {
                 let bytes = try #require(files[file.path])
                 // The copy in the version directory is the source, byte for byte.

@@ -138,13 +138,13 @@ struct PackVersionTests {
         #expect(depot.tree.read("content/world/current") == Array("3\n".utf8))
         // The CLI: exit 1 for a refused case, exit 0 for a rollback.
         let cli = ["--catalog", depot.catalogDirectory, "--content", depot.contentDirectory]
-        let refused = try ProcessRunner.run(ProcessRunner.depotExecutable, ["rollback", "--pack", "world", "--to", "3"] + cli)
+        let refused = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["rollback", "--pack", "world", "--to", "3"] + cli)
         #expect(refused.status == 1, "\(refused.stderr)")
         let rolledAt = Date()
-        let done = try ProcessRunner.run(ProcessRunner.depotExecutable, ["rollback", "--pack", "world", "--to", "2"] + cli)
+        let done = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["rollback", "--pack", "world", "--to", "2"] + cli)
         #expect(done.status == 0, "\(done.stderr)")
         #expect(try await PackVersionTests.waitForLive(depot, token: token, version: 4, since: rolledAt))
-        let promoteOld = try ProcessRunner.run(ProcessRunner.depotExecutable, ["promote", "--pack", "world", "--version", "3"] + cli)
+        let promoteOld = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["promote", "--pack", "world", "--version", "3"] + cli)
         #expect(promoteOld.status == 1)
     }
 }

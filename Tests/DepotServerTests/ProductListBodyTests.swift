@@ -73,7 +73,7 @@ import Testing
 
     @Test func retiredProductsAreNotListedAndOrderIsByID() async throws {
         let tree = TemporaryDirectory("depot-lists")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try TreeFiles.replace(tree.path + "/catalog/products.json", SampleCatalog.catalog([
             SampleCatalog.product("com.example.z.last", title: "Z"),
             SampleCatalog.product("com.example.depot.level2", type: "non-consumable", title: "L2", pack: "level2", status: "retired"),

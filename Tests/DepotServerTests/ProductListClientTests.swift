@@ -70,7 +70,7 @@ import FoundationNetworking
             #expect(directory.read("body") == identity.body)
 
             // curl without --compressed gets the identity bytes.
-            let plain = try await OffPool.run { try ProcessRunner.run(curl, ["-sS", url]) }
+            let plain = try await ProcessRunner.run(curl, ["-sS", url])
             #expect(Array(plain.stdout.utf8) == identity.body)
         }
     }

@@ -6,19 +6,6 @@ import HTTP
 import Testing
 @testable import DepotServer
 
-/// Runs blocking work (sockets, child processes) on a thread of its own, so that tests never block the
-/// cooperative pool that the server's own `.later` replies (e.g. `/healthz`) need.
-///
-/// Not `DispatchQueue.global()`: on Linux its worker threads are the same few (one per core) that run Swift
-/// tasks, so a handful of blocked dispatch workers starve every task in the process.
-enum OffPool {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
-    }
-}
-
 /// Polls `condition` every 20 ms on a dedicated thread until it holds or `seconds` pass. For deadlines the
 /// server must meet (a reload within 2 s): the polling itself never waits for a cooperative thread that
 /// other tests keep busy, so the time measured is the server's.
@@ -177,6 +164,11 @@ enum TreeFiles {
     static func copy(_ from: String, to: String) throws {
         let result = try ProcessRunner.run("/bin/cp", ["-a", from, to])
         guard result.status == 0 else { throw RawHTTPConnection.Failure(description: "cp failed: \(result.stderr)") }
+    }
+
+    /// ``copy(_:to:)`` with its `cp` child waited for on a thread of its own (async callers).
+    static func copy(_ from: String, to: String) async throws {
+        try await OffPool.run { try copy(from, to: to) }
     }
 }
 

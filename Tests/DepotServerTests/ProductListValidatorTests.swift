@@ -32,7 +32,7 @@ import Testing
 
     @Test func validatorsSurviveARestart() async throws {
         let tree = TemporaryDirectory("depot-restart")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         let before = try await withDepot(tree: tree) { try await Self.all($0) }
         let after = try await withDepot(tree: tree) { try await Self.all($0) }
         #expect(before.count == 4)
@@ -43,7 +43,7 @@ import Testing
     /// A damaged record does not stop the server (the lists take the catalog file's time) but is logged.
     @Test func aDamagedValidatorRecordIsLogged() async throws {
         let tree = TemporaryDirectory("depot-bad-record")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         tree.write("catalog/lists.json", "{")
         let depot = try await TestDepot.start(tree: tree)
         defer { Task { await depot.stop() } }
@@ -54,9 +54,9 @@ import Testing
     @Test func replicasOnCopiesAgree() async throws {
         let a = TemporaryDirectory("depot-replica-a")
         let b = TemporaryDirectory("depot-replica-b")
-        try TestDepot.copySample(into: a.path)
-        try TreeFiles.copy(a.path + "/catalog", to: b.path + "/catalog")
-        try TreeFiles.copy(a.path + "/content", to: b.path + "/content")
+        try await TestDepot.copySample(into: a.path)
+        try await TreeFiles.copy(a.path + "/catalog", to: b.path + "/catalog")
+        try await TreeFiles.copy(a.path + "/content", to: b.path + "/content")
         let first = try await withDepot(tree: a) { try await Self.all($0) }
         let second = try await withDepot(tree: b) { try await Self.all($0) }
         #expect(first == second)
@@ -66,8 +66,8 @@ import Testing
         // A replica whose files have other mtimes (a plain copy) still agrees while the record matches.
         let a = TemporaryDirectory("depot-replica-a")
         let b = TemporaryDirectory("depot-replica-b")
-        try TestDepot.copySample(into: a.path)
-        try TestDepot.copySample(into: b.path)
+        try await TestDepot.copySample(into: a.path)
+        try await TestDepot.copySample(into: b.path)
         try TreeFiles.setModified(b.path + "/catalog/products.json", Date())
         try TreeFiles.setModified(b.path + "/content/level2/current", Date())
         let first = try await withDepot(tree: a) { try await Self.all($0) }
@@ -177,7 +177,7 @@ import Testing
             let before = try await depot.validators(.v2)
             let v1Before = try await depot.validators(.v1)
             let content = depot.contentDirectory
-            try TreeFiles.copy(content + "/level2/1", to: content + "/level2/2")
+            try await TreeFiles.copy(content + "/level2/1", to: content + "/level2/2")
             let manifest = try TreeFiles.text(content + "/level2/2/manifest.json")
                 .replacingOccurrences(of: "\"version\": 1", with: "\"version\": 2")
                 .replacingOccurrences(of: "/v1/packs/level2/1/", with: "/v1/packs/level2/2/")
@@ -215,8 +215,8 @@ import Testing
             #expect(try await depot.send("GET", ListPath.v2.rawValue, [("If-Modified-Since", old)]).status == 200)
             // A replica with the same files agrees (the time comes from the files, not from the clock).
             let replica = TemporaryDirectory("depot-replica")
-            try TreeFiles.copy(depot.catalogDirectory, to: replica.path + "/catalog")
-            try TreeFiles.copy(depot.contentDirectory, to: replica.path + "/content")
+            try await TreeFiles.copy(depot.catalogDirectory, to: replica.path + "/catalog")
+            try await TreeFiles.copy(depot.contentDirectory, to: replica.path + "/content")
             #expect(try await withDepot(tree: replica) { try await Self.all($0) } == after)
         }
     }

@@ -57,7 +57,7 @@ struct ProductionLogTests {
 
     @Test func everyLineIsJSONWithATimeAndAnEvent() async throws {
         let tree = TemporaryDirectory("json-log")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         try await withDepot(tree: tree, configure: { $0.logFormat = .json }) { depot in
             // A refused edit logs an error line (not about a request).
             try TreeFiles.replace(depot.catalogDirectory + "/products.json", "{\"products\": [")

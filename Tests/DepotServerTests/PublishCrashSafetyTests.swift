@@ -20,7 +20,7 @@ struct PublishCrashSafetyTests {
 
     @Test func killedAtEveryStepLeavesOldOrNewState() async throws {
         let template = TemporaryDirectory("crash-template")
-        try TestDepot.copySample(into: template.path)
+        try await TestDepot.copySample(into: template.path)
         let source = Self.makeSource(in: template)
         let oldCatalog = template.read("catalog/products.json")!
         let oldManifest = template.read("content/level2/1/manifest.json")!
@@ -29,10 +29,10 @@ struct PublishCrashSafetyTests {
         var step = 1
         while step < 40 {
             let tree = TemporaryDirectory("crash")
-            let copy = try ProcessRunner.run("/bin/cp", ["-a", template.path + "/catalog", template.path + "/content", tree.path])
+            let copy = try await ProcessRunner.run("/bin/cp", ["-a", template.path + "/catalog", template.path + "/content", tree.path])
             #expect(copy.status == 0)
             // The real publish command, killed by SIGKILL after the step-th durable file operation.
-            let result = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
+            let result = try await ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
                 "--crash-at", String(step), "--", "--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
                 "--title", "Level 2: Glacier", "--chunk-size", "4096",
                 "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", source + "/stages.bin", source + "/art",
@@ -76,17 +76,17 @@ struct PublishCrashSafetyTests {
         #expect(step > 8, "the publish has at least 8 durable steps to crash at")
     }
 
-    @Test func aCrashedPublishLeavesStagingThatTheNextPublishCleans() throws {
+    @Test func aCrashedPublishLeavesStagingThatTheNextPublishCleans() async throws {
         let tree = TemporaryDirectory("crash-staging")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         let source = Self.makeSource(in: tree)
         let arguments = ["--pack", "level2", "--product", "com.example.depot.level2", "--type", "non-consumable",
                          "--title", "Level 2: Glacier", "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", source]
-        let crashed = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, ["--crash-at", "2", "--"] + arguments)
+        let crashed = try await ProcessRunner.run(ProcessRunner.testPublisherExecutable, ["--crash-at", "2", "--"] + arguments)
         #expect(crashed.status == 9)
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: tree.path + "/content/.staging").filter { $0.hasPrefix("publish-") }
         #expect(leftovers.count == 1)
-        let done = try ProcessRunner.run(ProcessRunner.depotExecutable, ["publish"] + arguments)
+        let done = try await ProcessRunner.run(ProcessRunner.depotExecutable, ["publish"] + arguments)
         #expect(done.status == 0, "\(done.stderr)")
         let after = try FileManager.default.contentsOfDirectory(atPath: tree.path + "/content/.staging").filter { $0.hasPrefix("publish-") }
         #expect(after.isEmpty)

@@ -94,30 +94,36 @@ struct PublishInvariantTests {
         let depot = try await TestDepot.start { $0.adminToken = token }
         defer { Task { await depot.stop() } }
         let auth = "Authorization: Bearer \(token)\r\n"
-        let connection = try depot.connect()
-        func put(_ path: String, _ body: String = "abc") throws -> RawResponse {
-            connection.send("PUT /admin/v1/packs/\(path) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            return try connection.readResponse()
+        // Uploads and publishes run on the server's worker pool: the blocking reads of their answers wait on a thread
+        // of their own, not on one of the cooperative threads the rest of the test process needs.
+        nonisolated(unsafe) let connection = try depot.connect()
+        func put(_ path: String, _ body: String = "abc") async throws -> RawResponse {
+            try await OffPool.run {
+                connection.send("PUT /admin/v1/packs/\(path) HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                return try connection.readResponse()
+            }
         }
-        func publish(_ path: String, _ body: String) throws -> RawResponse {
-            connection.send("POST /admin/v1/packs/\(path)/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
-            return try connection.readResponse()
+        func publish(_ path: String, _ body: String) async throws -> RawResponse {
+            try await OffPool.run {
+                connection.send("POST /admin/v1/packs/\(path)/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                return try connection.readResponse()
+            }
         }
         // level2 is live at version 1: neither an upload into 1 nor a publish of 1 (nothing staged) is possible.
-        #expect(try put("level2/1/files/a.bin").status == 409)
-        let republish = try publish("level2/1", "{\"id\": \"com.example.depot.level2\", \"type\": \"non-consumable\", \"title\": \"T\"}")
+        #expect(try await put("level2/1/files/a.bin").status == 409)
+        let republish = try await publish("level2/1", "{\"id\": \"com.example.depot.level2\", \"type\": \"non-consumable\", \"title\": \"T\"}")
         #expect(republish.status == 409 && republish.text.contains("version_exists"), "\(republish.text)")
         // A file where a directory must go, and the other way round.
-        #expect(try put("level9/1/files/f.bin").status == 201)
-        let below = try put("level9/1/files/f.bin/child.txt")
+        #expect(try await put("level9/1/files/f.bin").status == 201)
+        let below = try await put("level9/1/files/f.bin/child.txt")
         #expect(below.status == 409 && below.text.contains("\"conflict\""), "\(below.text)")
-        #expect(try put("level9/1/files/d/e.bin").status == 201)
-        #expect(try put("level9/1/files/d").status == 409)
+        #expect(try await put("level9/1/files/d/e.bin").status == 201)
+        #expect(try await put("level9/1/files/d").status == 409)
         // Publishing these uploads under level2's product is a takeover: 409, and the uploads stay for a retry.
-        let takeover = try publish("level9/1", "{\"id\": \"com.example.depot.level2\", \"type\": \"non-consumable\", \"title\": \"T\"}")
+        let takeover = try await publish("level9/1", "{\"id\": \"com.example.depot.level2\", \"type\": \"non-consumable\", \"title\": \"T\"}")
         #expect(takeover.status == 409 && takeover.text.contains("\"conflict\""), "\(takeover.text)")
         #expect(!FileManager.default.fileExists(atPath: depot.contentDirectory + "/level9"))
-        let own = try publish("level9/1", "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}")
+        let own = try await publish("level9/1", "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}")
         #expect(own.status == 201, "\(own.text)")
         let manifest = try PackManifest.decode(try #require(depot.tree.read("content/level9/1/manifest.json")), file: "manifest")
         #expect(manifest.files.map(\.path).sorted() == ["d/e.bin", "f.bin"])
@@ -135,12 +141,13 @@ struct PublishInvariantTests {
         }
         defer { Task { await depot.stop() } }
         let auth = "Authorization: Bearer \(token)\r\n"
-        let first = try depot.connect()
+        nonisolated(unsafe) let first = try depot.connect()
         first.send("PUT /admin/v1/packs/level9/1/files/a.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 3\r\n\r\nabc")
-        // Publishing and uploads run on the worker pool at a lower priority: a saturated machine takes seconds.
-        #expect(try first.readResponse(timeout: 120).status == 201)
+        // Publishing and uploads run on the worker pool at a lower priority: a saturated machine takes seconds. The
+        // answers are waited for on threads of their own (not on a cooperative thread the rest of the process needs).
+        #expect(try await OffPool.run { try first.readResponse(timeout: 120) }.status == 201)
         // Half of b.bin: the upload is in flight once its partial file exists.
-        let slow = try depot.connect()
+        nonisolated(unsafe) let slow = try depot.connect()
         slow.send("PUT /admin/v1/packs/level9/1/files/b.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 6\r\n\r\nabc")
         let uploads = depot.contentDirectory + "/.staging/uploads/level9/1"
         #expect(try await eventually(within: 120) {
@@ -148,11 +155,11 @@ struct PublishInvariantTests {
         })
         let body = "{\"id\": \"com.example.depot.level9\", \"type\": \"non-consumable\", \"title\": \"Nine\"}"
         let publish = "POST /admin/v1/packs/level9/1/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-        let refused = try depot.request(publish, timeout: 120)
+        let refused = try await OffPool.run { try depot.request(publish, timeout: 120) }
         #expect(refused.status == 409 && refused.text.contains("in progress"), "\(refused.text)")
         slow.send("def")
-        #expect(try slow.readResponse(timeout: 120).status == 201)
-        let published = try depot.request(publish, timeout: 120)
+        #expect(try await OffPool.run { try slow.readResponse(timeout: 120) }.status == 201)
+        let published = try await OffPool.run { try depot.request(publish, timeout: 120) }
         #expect(published.status == 201, "\(published.text)")
         let manifest = try PackManifest.decode(try #require(depot.tree.read("content/level9/1/manifest.json")), file: "manifest")
         #expect(manifest.files.map(\.path) == ["a.bin", "b.bin"])
@@ -163,7 +170,7 @@ struct PublishInvariantTests {
     /// may be receiving it (scale-out §4).
     @Test func partialFilesOfAnEarlierRunAreSweptAtStart() async throws {
         let tree = TemporaryDirectory("publish-partial")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         tree.write("content/.staging/uploads/level9/1/a.bin", "abc")
         tree.write("content/.staging/uploads/level9/1/.partial-0123", "ab")
         tree.write("content/.staging/uploads/level8/1/.partial-4567", "cd")

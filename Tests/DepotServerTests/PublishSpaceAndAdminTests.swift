@@ -27,14 +27,14 @@ struct PublishSpaceAndAdminTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: content + "/.staging")) ?? []).filter { $0.hasPrefix("publish-") }
     }
 
-    @Test func publishRefusesWhenTheVolumeIsFullAndWritesNothing() throws {
+    @Test func publishRefusesWhenTheVolumeIsFullAndWritesNothing() async throws {
         let tree = TemporaryDirectory("space-cli")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         tree.write("source/big.bin", [UInt8](repeating: 7, count: 200_000))
         let before = Self.liveTree(tree.path + "/content")
         let catalogBefore = tree.read("catalog/products.json")
         // The real publish command on a volume that reports 100,000 bytes free.
-        let result = try ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
+        let result = try await ProcessRunner.run(ProcessRunner.testPublisherExecutable, [
             "--free-bytes", "100000", "--", "--pack", "level9", "--product", "com.example.depot.level9", "--type", "non-consumable", "--title", "Nine",
             "--catalog", tree.path + "/catalog", "--content", tree.path + "/content", tree.path + "/source",
         ])

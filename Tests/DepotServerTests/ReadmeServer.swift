@@ -28,7 +28,7 @@ final class ReadmeServer: Sendable {
 
     /// Starts both in a fresh copy of the sample tree, the server with the admin API on.
     static func start() async throws -> ReadmeServer {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let simulator = try ChildProcess(depot, ["simulator", "--port", "0"], directory: tree.path)
         let listening = await simulator.line(timeout: 60) { $0.hasPrefix("listening on http://") }
         let simulatorURL = String(try #require(listening, "the simulator: \(simulator.output.stderrText)").dropFirst("listening on ".count))

@@ -102,7 +102,7 @@ extension ScaleOutTests {
             let database = try await postgres.createDatabase()
             let refusing = try RefusingPort()
             let tree = TemporaryDirectory("depot-bad-ledger")
-            try TestDepot.copySample(into: tree.path)
+            try await TestDepot.copySample(into: tree.path)
             let secret = "Hunter2-Secret-Password"
             let cases: [(String, String)] = [
                 ("malformed", "postgres://depot:\(secret)@[::1/\(database)"),

@@ -26,7 +26,7 @@ struct SimulatorCommandTests {
     }
 
     @Test func aServerStartedAgainstTheSimulatorGrantsItsReceiptsAndTransactions() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let simulator = try ChildProcess(Self.depot, ["simulator", "--port", "0"], directory: tree.path)
         let listening = await simulator.line(timeout: 30) { $0.hasPrefix("listening on http://127.0.0.1:") }
         let simulatorURL = String(try #require(listening, "\(simulator.output.stderrText)").dropFirst("listening on ".count))

@@ -24,7 +24,7 @@ struct SlowBodyMemoryTests {
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
         let tree = TemporaryDirectory("slow-bodies")
-        try TestDepot.copySample(into: tree.path)
+        try await TestDepot.copySample(into: tree.path)
         // A body that makes no progress for the idle timeout (4 s here) is cut with 408.
         let arguments = ["serve", "--port", "0", "--access-log", "off", "--idle-timeout", "4", "--catalog", tree.path + "/catalog",
                          "--content", tree.path + "/content", "--data", tree.path + "/var"]

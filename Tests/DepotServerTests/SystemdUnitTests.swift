@@ -45,7 +45,7 @@ struct SystemdUnitTests {
     }
 
     @Test func theUnitVerifiesAndItsExecStartIsTheServeConfiguration() async throws {
-        let tree = try CommandLineServeTests.sampleTree()
+        let tree = try await CommandLineServeTests.sampleTree()
         let arguments = ["deploy", "systemd", "--user", "root", "--host", "0.0.0.0", "--port", "443", "--data", "state",
                          "--admin-token", "admin token with spaces % and $", "--trusted-proxies", "10.0.0.0/8,::1",
                          "--log-format", "json", "--ops-listen", "127.0.0.1:9090", "--catalog-max-age", "60"]

@@ -100,9 +100,9 @@ import Testing
     }
 
     /// `depot token` signs with the configured secret: its token verifies here.
-    @Test func operatorTokenFromTheCommandLine() throws {
+    @Test func operatorTokenFromTheCommandLine() async throws {
         let data = TemporaryDirectory("token-cli")
-        let result = try ProcessRunner.run(ProcessRunner.depotExecutable, [
+        let result = try await ProcessRunner.run(ProcessRunner.depotExecutable, [
             "token", "--pack", "level2", "--ttl", "600", "--data", data.path,
             "--token-secret", String(decoding: Self.key, as: UTF8.self),
         ])

@@ -35,6 +35,18 @@ public enum ProcessRunner {
                              stderr: String(decoding: errData, as: UTF8.self))
     }
 
+    /// Runs `executable` as the blocking ``run(_:_:environment:currentDirectory:input:)`` does, waiting for the
+    /// child and its pipes on a thread of its own (``OffPool``) and resuming the caller from there: an `async`
+    /// test never holds one of the few cooperative threads for a whole child's run, which would stall every other
+    /// task of the test process (a 2-core machine has two). In an `async` context a call without `await` is a
+    /// compile error, so every async caller uses this one; synchronous callers keep the blocking one.
+    public static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                           currentDirectory: String? = nil, input: Data? = nil) async throws -> ProcessResult {
+        try await OffPool.run {
+            try run(executable, arguments, environment: environment, currentDirectory: currentDirectory, input: input)
+        }
+    }
+
     /// The first executable named `name` on PATH.
     public static func which(_ name: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {

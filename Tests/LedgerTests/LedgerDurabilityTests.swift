@@ -45,7 +45,7 @@ import Ledger
             let ledger = try await Ledger.open(at: path)
             _ = try await ledger.record([LedgerFixture.purchase("42")], account: "alice", policy: .first, now: LedgerFixture.now)
 
-            let result = try ProcessRunner.run(sqliteShell, [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"])
+            let result = try await ProcessRunner.run(sqliteShell, [path, "SELECT transaction_id, product_id FROM transactions; SELECT account FROM account_bindings;"])
             #expect(result.status == 0)
             #expect(result.stdout == "42|com.example.depot.level2\nalice\n")
             await ledger.close()

@@ -5,14 +5,14 @@ import Testing
 
 /// `statvfs(2)` behind `VolumeSpace`, checked against `df`.
 @Suite struct VolumeSpaceTests {
-    @Test func systemFiguresMatchDf() throws {
+    @Test func systemFiguresMatchDf() async throws {
         let directory = TemporaryDirectory("volume")
         let space = SystemVolumeSpace()
         let total = space.totalBytes(at: directory.path)
         let free = space.freeBytes(at: directory.path)
         #expect(total > 0)
         #expect(free > 0 && free <= total)
-        let df = try ProcessRunner.run("/bin/df", ["-B1", "--output=size,avail", directory.path])
+        let df = try await ProcessRunner.run("/bin/df", ["-B1", "--output=size,avail", directory.path])
         let figures = try #require(df.stdout.split(separator: "\n").last).split(separator: " ").compactMap { Int64($0) }
         try #require(figures.count == 2, "\(df.stdout)")
         #expect(total == figures[0])

@@ -152,7 +152,7 @@ extension ServerTests {
             let curl = try #require(ProcessRunner.which("curl"))
             let server = try TestServer()
             let url = server.baseURL + "/remote?tag=curl"
-            let result = try ProcessRunner.run(curl, ["-sS", "--max-time", "10", "-w", "%{http_code} %{num_connects}\\n",
+            let result = try await ProcessRunner.run(curl, ["-sS", "--max-time", "10", "-w", "%{http_code} %{num_connects}\\n",
                                                       "-o", "/dev/null", url, "-o", "/dev/null", url, "-o", "/dev/null", url])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout == "200 1\n200 0\n200 0\n")
@@ -166,9 +166,9 @@ extension ServerTests {
         func curlRequests() async throws {
             let curl = try #require(ProcessRunner.which("curl"))
             let server = try TestServer()
-            let head = try ProcessRunner.run(curl, ["-sS", "-I", "--max-time", "10", server.baseURL + "/file"])
+            let head = try await ProcessRunner.run(curl, ["-sS", "-I", "--max-time", "10", server.baseURL + "/file"])
             #expect(head.stdout.lowercased().contains("content-length: 100000"))
-            let echo = try ProcessRunner.run(curl, ["-sS", "--max-time", "10", "--data-binary", "@-", server.baseURL + "/echo"],
+            let echo = try await ProcessRunner.run(curl, ["-sS", "--max-time", "10", "--data-binary", "@-", server.baseURL + "/echo"],
                                              input: Data("posted by curl".utf8))
             #expect(echo.stdout == "posted by curl")
             await server.stop()

@@ -29,7 +29,7 @@ final class TestDepot: @unchecked Sendable {
         let tree = existing ?? TemporaryDirectory("depot-server")
         if existing == nil {
             if sample {
-                try copySample(into: tree.path)
+                try await copySample(into: tree.path)
             } else {
                 try FileManager.default.createDirectory(atPath: tree.path + "/catalog", withIntermediateDirectories: true)
                 try FileManager.default.createDirectory(atPath: tree.path + "/content", withIntermediateDirectories: true)
@@ -55,6 +55,11 @@ final class TestDepot: @unchecked Sendable {
             guard result.status == 0 else { throw RawHTTPConnection.Failure(description: "cp failed: \(result.stderr)") }
         }
         try? FileManager.default.removeItem(atPath: path + "/content/.staging")
+    }
+
+    /// ``copySample(into:)`` with its `cp` children waited for on a thread of their own (async callers).
+    static func copySample(into path: String) async throws {
+        try await OffPool.run { try copySample(into: path) }
     }
 
     private init(tree: TemporaryDirectory, app: DepotApp, logs: LogOutput) {
