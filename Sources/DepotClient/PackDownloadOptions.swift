@@ -31,11 +31,14 @@ public struct PackDownloadOptions: Sendable {
     /// Adjacent missing chunks of a file are fetched with one range request of up to this many bytes (default
     /// 4 MiB; a larger chunk is requested alone), each chunk still verified on its own as the run arrives.
     public var runBytes: Int64
+    /// The most events ``PackDownloader/events`` keeps unread (default 256, at least 1); beyond that the oldest
+    /// progress-like ones are dropped, never the newest (see ``PackDownloader/events``).
+    public var unreadEventLimit: Int
 
     public init(freeSpace: any FreeSpaceSource = VolumeFreeSpace(), reserve: SpaceReserve = .standard,
                 hasher: any ChunkHasher = SHA256ChunkHasher(), verifyOnResume: Bool = true, chunkAttempts: Int = 3,
                 restartLimit: Int = 3, tokenRenewals: Int = 2, rateTimeConstant: TimeInterval = 5, parallelChunks: Int = 4,
-                runBytes: Int64 = 4 << 20) {
+                runBytes: Int64 = 4 << 20, unreadEventLimit: Int = 256) {
         self.freeSpace = freeSpace
         self.reserve = reserve
         self.hasher = hasher
@@ -46,6 +49,7 @@ public struct PackDownloadOptions: Sendable {
         self.rateTimeConstant = rateTimeConstant
         self.parallelChunks = max(1, parallelChunks)
         self.runBytes = max(1, runBytes)
+        self.unreadEventLimit = max(1, unreadEventLimit)
     }
 
     /// The journal's file name inside the destination.

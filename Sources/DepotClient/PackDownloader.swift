@@ -48,8 +48,8 @@ import FoundationNetworking
 /// }
 /// ```
 ///
-/// ``start()`` runs the same download and returns its outcome; ``events`` shows every run's events to one
-/// observer in another task.
+/// ``start()`` runs the same download and returns its outcome; ``events`` shows every run's events to an
+/// observer in another task (at most 256 unread ones are kept; a run's end always is: see ``events``).
 ///
 /// Concurrency: an `actor`; one run at a time (a second ``start()`` while running joins the first).
 /// Chunks are 1 MiB by default; at most `parallelChunks` of them are held in memory at once.
@@ -62,6 +62,15 @@ public actor PackDownloader {
     /// ``PackDownloadEvent/completed(_:)`` or ``PackDownloadEvent/cancelled``. Meant for one consumer that
     /// watches from another task while ``start()`` runs (iterating it does not start anything); to drive a
     /// download and see its events in one loop, iterate ``download()``.
+    ///
+    /// Bounded: at most ``PackDownloadOptions/unreadEventLimit`` events (256 by default) wait unread, so an app that
+    /// never reads this stream does not keep every event of every run. When one more arrives, the oldest unread
+    /// event that neither begins nor ends a run is dropped (`.progress`, whose later ones carry the same figures
+    /// brought up to date, `.chunkRejected`, `.fileRestarted`, `.tokenRenewed`); `.updating`, `.started`, `.paused`,
+    /// `.insufficientSpace`, `.failed`, `.completed` and `.cancelled` are dropped only when nothing else is unread,
+    /// oldest first. The newest event is always kept: a reader, however late, sees how the latest run ended (and
+    /// how every earlier one did, unless more than the limit of such events are unread). A reader that keeps up
+    /// misses nothing.
     public nonisolated let events: AsyncStream<PackDownloadEvent>
 
     /// The token in use (renewals replace it).
@@ -74,7 +83,8 @@ public actor PackDownloader {
     /// The error that stopped the last run.
     public internal(set) var lastError: DepotClientError?
 
-    let continuation: AsyncStream<PackDownloadEvent>.Continuation
+    /// What ``events`` delivers: the unread events, bounded.
+    let unreadEvents: PackDownloadEventBuffer
     let transport: DepotTransport
     let clock: DepotClock
     let options: PackDownloadOptions
@@ -124,7 +134,9 @@ public actor PackDownloader {
         self.manifestPath = manifestPath ?? WirePath.packManifest(pack: pack)
         store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
         rate = TransferRate(timeConstant: options.rateTimeConstant)
-        (events, continuation) = AsyncStream.makeStream(of: PackDownloadEvent.self)
+        let unread = PackDownloadEventBuffer(limit: options.unreadEventLimit)
+        unreadEvents = unread
+        events = AsyncStream(unfolding: { await unread.next() })
     }
 
     /// A downloader for the pack an ``Entitlement`` released (its pack, token and manifest path).
@@ -134,6 +146,9 @@ public actor PackDownloader {
         self.init(client: client, pack: entitlement.pack, token: entitlement.token, destination: destination,
                   manifestPath: entitlement.manifest, options: options, renewToken: renewToken)
     }
+
+    /// Events of ``events`` emitted and not read yet (at most ``PackDownloadOptions/unreadEventLimit``).
+    package nonisolated var unreadEventCount: Int { unreadEvents.count }
 
     // MARK: - Control
 
@@ -202,7 +217,7 @@ public actor PackDownloader {
         }
         removeDownloadedFiles()
         emit(.cancelled)
-        continuation.finish()
+        unreadEvents.finish()
     }
 
     // MARK: - Run
@@ -216,7 +231,7 @@ public actor PackDownloader {
             if stopRequest == .cancel { throw DepotClientError.cancelled }
             state = .completed
             emit(.completed(manifest))
-            continuation.finish()
+            unreadEvents.finish()
             return .completed(manifest)
         } catch {
             if stopRequest == .cancel { throw DepotClientError.cancelled }
@@ -291,7 +306,7 @@ public actor PackDownloader {
     }
 
     func emit(_ event: PackDownloadEvent) {
-        continuation.yield(event)
+        unreadEvents.append(event)
         for subscriber in subscribers.values { subscriber.yield(event) }
     }
 }
