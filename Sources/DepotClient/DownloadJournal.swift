@@ -1,7 +1,15 @@
 import Foundation
 
-/// The progress of a pack download, kept as `<destination>/.depot-download.json` (written atomically after
-/// every verified chunk) so a new process resumes where the last one stopped.
+/// The progress of a pack download, kept as `<destination>/.depot-download.json` so a new process resumes where the
+/// last one stopped.
+///
+/// Saved atomically (a temporary file renamed over it; after the chunks' bytes are written, without `fsync`), but
+/// not after every verified chunk: while chunks are fetched, after a written run of chunks once 8 MiB have been
+/// verified since the last save or a quarter second has passed (``PackDownloader/journalSaveBytes``), and once
+/// more, if anything verified is unsaved, when the fetching stops for any reason (all fetched, pause, cancel, an
+/// error, a changed file); during an update, after each batch of about 8 MiB of copied chunks
+/// (``LocalChunkCopier/batchBytes``); and at the end, marked complete. A process killed between two saves loses
+/// only what it verified since the last one: the next run fetches (or copies) those chunks again.
 ///
 /// ```json
 /// {"format": 1, "pack": "level2", "version": 3, "completed": false,

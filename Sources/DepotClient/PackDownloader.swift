@@ -15,14 +15,16 @@ import FoundationNetworking
 /// 2. picks up the journal `<destination>/.depot-download.json` left by an earlier run or process: files
 ///    whose ETag is unchanged keep their verified chunks (re-hashed from disk first, see
 ///    ``PackDownloadOptions/verifyOnResume``), changed files start over, files gone from the pack are deleted;
-/// 3. checks free space (before the first chunk and before every chunk) against the next chunk plus a
+/// 3. checks free space (before every range request) against the chunks it asks for plus those in flight plus a
 ///    reserve, and stops with ``DepotClientError/insufficientSpace(required:available:)`` — before writing
-///    anything when even the first chunk does not fit; calling ``start()`` again once space is freed resumes;
-/// 4. fetches the missing chunks (`parallelChunks` at a time, 4 by default, launched in manifest order) with `Range: bytes=a-b` and
-///    `If-Range: <file ETag>`; checks its SHA-256 (a bad chunk is fetched again); writes it in place at its
-///    offset in `<destination>/<path>`; records it in the journal (atomically). A `200` instead of `206`
-///    means the file changed: the chunk is not spliced in, the manifest is fetched again and the file
-///    starts over;
+///    anything when even the first request does not fit; calling ``start()`` again once space is freed resumes;
+/// 4. fetches the missing chunks, runs of adjacent ones of a file with one request each (up to
+///    ``PackDownloadOptions/runBytes``; `parallelChunks` requests at a time, 4 by default, launched in manifest
+///    order) with `Range: bytes=a-b` and `If-Range: <file ETag>`; checks each chunk's SHA-256 (a bad chunk is
+///    fetched again alone); writes the run in place at its offset in `<destination>/<path>`; records its chunks
+///    in the journal, which is saved (atomically) every 8 MiB verified or quarter second and when the fetching
+///    stops (see ``DownloadJournal``). A `200` instead of `206` means the file changed: the bytes are not spliced
+///    in, the manifest is fetched again and the file starts over;
 /// 5. on `401 token_expired`, asks the `renewToken` closure for a fresh token and carries on;
 /// 6. sets every file to its exact size and marks the journal complete.
 ///
