@@ -1,11 +1,11 @@
-import DepotWire
+package import DepotWire
 import Foundation
 
 /// Copies chunks of an update from the installed version's files into the new version's, checking each one's
 /// SHA-256 on the way, on a queue of its own (file I/O never runs on Swift's cooperative threads).
-struct LocalChunkCopier: Sendable {
+package struct LocalChunkCopier: Sendable {
     /// One chunk to copy.
-    struct Copy: Sendable {
+    package struct Copy: Sendable {
         /// The new version's file and chunk index.
         var path: String
         var index: Int
@@ -13,6 +13,16 @@ struct LocalChunkCopier: Sendable {
         /// Where the installed version holds the same bytes.
         var sourcePath: String
         var sourceOffset: Int64
+
+        /// Chunk `index` of the new version's `path`, whose bytes the installed version holds at `sourceOffset` of
+        /// `sourcePath`.
+        package init(path: String, index: Int, chunk: DownloadManifest.Chunk, sourcePath: String, sourceOffset: Int64) {
+            self.path = path
+            self.index = index
+            self.chunk = chunk
+            self.sourcePath = sourcePath
+            self.sourceOffset = sourceOffset
+        }
     }
 
     /// Bytes copied per batch (and per journal save).
@@ -22,12 +32,20 @@ struct LocalChunkCopier: Sendable {
     let target: PackFileStore
     let hasher: any ChunkHasher
 
+    /// A copier from the installed version's files (`source`) into the new version's (`target`), checking each chunk
+    /// with `hasher`.
+    package init(source: PackFileStore, target: PackFileStore, hasher: any ChunkHasher) {
+        self.source = source
+        self.target = target
+        self.hasher = hasher
+    }
+
     private static let queue = DispatchQueue(label: "depot.client.copy", qos: .utility)
 
     /// Copies `batch`; true for each chunk whose bytes matched and were written, false for each to fetch instead
     /// (missing, short or different bytes in the installed file). Each file is opened once per batch, not once per
     /// chunk: with small content-defined chunks the opens and closes cost more than the copying.
-    func run(_ batch: [Copy]) async throws -> [Bool] {
+    package func run(_ batch: [Copy]) async throws -> [Bool] {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Bool], any Error>) in
             Self.queue.async {
                 var readers: [String: FileHandle?] = [:]

@@ -16,6 +16,20 @@ import DepotClient
         #expect(fixture.server.chunkRequests.allSatisfy { $0.header("If-Range") != nil })
     }
 
+    @Test func progressComesOncePerRunNotPerChunk() async throws {
+        let fixture = PackFixture()
+        defer { fixture.close() }
+        let downloader = fixture.downloader(runBytes: 2000)
+        let log = EventLog(downloader)
+        _ = try await downloader.start()
+        fixture.expectInstalled()
+        // The five runs of the eight chunks (as above): one progress event each, as its run is written.
+        let progress = await log.finished().progressEvents
+        #expect(progress.map(\.completedBytes) == [2000, 2500, 3500, 5500, 6501])
+        #expect(progress.map(\.currentPath) == ["stages.bin", "stages.bin", "audio/theme.ogg", "maps/deep/level 1.map", "maps/deep/level 1.map"])
+        #expect(progress.map(\.fetchedBytes) == [2000, 2500, 3500, 5500, 6501])
+    }
+
     @Test func aBadChunkInARunIsFetchedAgainAlone() async throws {
         let fixture = PackFixture()
         defer { fixture.close() }
