@@ -74,10 +74,11 @@ final class PurchaseFixture: @unchecked Sendable {
                     configuration.appleAPIURL = apple.apiURL
                     configuration.appleAPISandboxURL = apple.apiSandboxURL
                     configuration.notificationSync = 0
-                    // Tests count Apple's calls exactly; on a saturated machine a 10 s timeout can pass and
-                    // add a retry. Tests of the timeout set their own.
-                    configuration.appleTimeout = 60
                 }
+                // Tests count Apple's calls exactly (verifyReceipt and the Server API alike); on a saturated
+                // machine the default 10 s can pass and add a retry (a second call for one receipt was seen).
+                // Tests of the timeout set their own.
+                configuration.appleTimeout = 60
                 configure(&configuration)
             }
         } catch {
