@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Calls out of the server (webhooks, and Apple through the same `BoundedHTTPSession`) follow no redirect and
 /// keep a bounded part of an answer's body.

@@ -1,13 +1,15 @@
 import Foundation
 
 /// The JSON body of `POST /v1/receipts` (spec §4.2), checked field by field.
-struct PurchaseBody: Sendable {
-    enum Proof: Sendable {
+package struct PurchaseBody: Sendable {
+    /// What the purchase is proven by: a receipt, or signed transactions.
+    package enum Proof: Sendable {
         case receipt(String)
         case transactions([String])
     }
 
-    var proof: Proof
+    /// The receipt or the transactions sent.
+    package var proof: Proof
     var account: String?
     /// `"history": true` (spec app-store-server-api §4): restore the customer's whole history from the first
     /// transaction.
@@ -17,7 +19,7 @@ struct PurchaseBody: Sendable {
     static let maxAccountLength = 256
 
     /// Parses the body; throws `badRequest` (a `400`) explaining what is wrong.
-    static func parse(_ bytes: [UInt8]) throws(PurchaseFailure) -> PurchaseBody {
+    package static func parse(_ bytes: [UInt8]) throws(PurchaseFailure) -> PurchaseBody {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
             throw .badRequest("The body must be a JSON object.")
         }
@@ -76,7 +78,7 @@ struct PurchaseBody: Sendable {
     /// `text` without the whitespace and newlines at its ends. When both ends are ASCII characters other
     /// than whitespace (every well-formed receipt) nothing is trimmed and Foundation is not asked, which
     /// would copy kilobytes of base64 through `NSString`.
-    static func trimmed(_ text: String) -> String {
+    package static func trimmed(_ text: String) -> String {
         let isEdge: (UInt8?) -> Bool = { byte in
             guard let byte else { return false }
             return byte < 0x80 && byte != 0x20 && !(0x09...0x0D).contains(byte)

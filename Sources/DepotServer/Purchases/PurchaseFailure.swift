@@ -1,7 +1,7 @@
-import AppStore
+package import AppStore
 
 /// Why `POST /v1/receipts` (spec §4.2) did not answer with entitlements.
-enum PurchaseFailure: Error, Sendable, Equatable {
+package enum PurchaseFailure: Error, Sendable, Equatable {
     /// The body is not `application/json` in UTF-8 (also for notifications).
     case unsupportedMediaType
     /// The body cannot be read: not JSON, neither or both fields, wrong types, bad base64.

@@ -1,6 +1,6 @@
 import AppStore
 import Server
-import Foundation
+package import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -15,9 +15,9 @@ import Synchronization
 /// The request races a timer; the loser is not waited for. As everywhere in Depot, the URLSession task is
 /// never cancelled (cancelling races inside swift-corelibs-foundation on Linux): a late answer is dropped and
 /// URLSession's own, slightly longer timeout bounds it.
-struct OutboundPost: Sendable {
+package struct OutboundPost: Sendable {
     /// What came back.
-    enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// An HTTP status.
         case status(Int)
         /// No answer (refused, dropped, timed out), with a reason for the logs.
@@ -30,7 +30,8 @@ struct OutboundPost: Sendable {
     let session: BoundedHTTPSession
     let timeout: Double
 
-    init(timeout: Double) {
+    /// Posts that give up after `timeout` seconds.
+    package init(timeout: Double) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout.rounded(.up) + 1
         configuration.timeoutIntervalForResource = timeout.rounded(.up) + 1
@@ -40,7 +41,7 @@ struct OutboundPost: Sendable {
     }
 
     /// POSTs `body` to `url` with `headers`.
-    func post(_ body: Data, to url: URL, headers: [(String, String)]) async -> Outcome {
+    package func post(_ body: Data, to url: URL, headers: [(String, String)]) async -> Outcome {
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
         request.httpBody = body

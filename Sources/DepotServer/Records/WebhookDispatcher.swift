@@ -1,5 +1,5 @@
 import DepotCrypto
-import DepotWire
+package import DepotWire
 import Foundation
 import Ledger
 
@@ -8,7 +8,7 @@ import Ledger
 /// t=<unix>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>` (signed at each attempt, so the timestamp is fresh),
 /// one at a time per purchase, retrying anything but a `2xx` with exponential backoff for 24 hours.
 /// Nothing here blocks the request that caused an event: it waits only for the ledger write that queues it.
-final class WebhookDispatcher: Sendable {
+package final class WebhookDispatcher: Sendable {
     /// How long an event is retried.
     static let lifetime: Double = 24 * 3600
 
@@ -50,17 +50,17 @@ final class WebhookDispatcher: Sendable {
     }
 
     /// Starts delivering.
-    func start() { worker.start() }
+    package func start() { worker.start() }
 
     /// Stops delivering (events stay queued for the next start).
-    func stop() async { await worker.stop() }
+    package func stop() async { await worker.stop() }
 
     /// Queues one event about `orderingKey` (a purchase's original transaction, or `pack:<id>`), durably,
     /// and wakes the worker. A ledger that cannot take it is logged; the change that caused it stands.
     /// `once`, when given, names the change itself: an event with the same `once` is queued only the first
     /// time (by any instance), and its `id` derives from it.
     @discardableResult
-    func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData, once: String? = nil) async -> WebhookEvent? {
+    package func emit(_ type: WebhookEventType, orderingKey: String, data: WebhookEventData, once: String? = nil) async -> WebhookEvent? {
         guard let (event, entry) = entry(type, orderingKey: orderingKey, data: data, once: once) else { return nil }
         do {
             try await ledger.enqueue([entry])
