@@ -3,20 +3,23 @@ import AppStore
 import DepotCore
 import DepotCrypto
 public import Foundation
-import Ledger
+package import Ledger
 public import Platform
 public import Server
 
 /// A running Depot: configuration, catalog store, ledger and HTTP server composed together.
 public final class DepotApp: Sendable {
     public let configuration: DepotConfiguration
-    let store: CatalogStore
-    let server: HTTPServer
+    /// The catalog store (the live snapshot and its swaps).
+    package let store: CatalogStore
+    /// The main listener.
+    package let server: HTTPServer
     /// The ops listener (`--ops-listen`), when configured.
     let opsServer: HTTPServer?
     let dataLock: DataDirectoryLock
     let metrics: Metrics
-    let ledger: Ledger?
+    /// The ledger, when one is configured.
+    package let ledger: Ledger?
     let records: PurchaseRecords?
     /// The server's logger (its output is what the server logged).
     package let logger: Logger

@@ -4,7 +4,7 @@ import DepotWire
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// The support view over HTTP (spec app-store-server-api §8): `GET /admin/v1/purchases`, support revoke and
 /// restore, behind the admin token.

@@ -3,7 +3,7 @@ import DepotTestSupport
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Issue 11, missing piece 2 (operations.md §1): the CLI's verbs over HTTP, with the same rules and errors.
 @Suite("Admin API: listings, retire, prune, check, uploads")

@@ -1,6 +1,6 @@
 import DepotClient
 import DepotCore
-@testable import DepotServer
+import DepotServer
 import DepotCrypto
 import DepotTestSupport
 import Foundation

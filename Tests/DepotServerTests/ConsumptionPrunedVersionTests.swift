@@ -4,7 +4,7 @@ import DepotWire
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// A refund request about a pack version whose directory was pruned (spec app-store-server-api §7): the delivery
 /// record keeps the version's chunks and bytes, so a purchase that received all of version 1 is still answered

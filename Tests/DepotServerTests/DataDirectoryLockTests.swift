@@ -2,7 +2,7 @@ import ArgumentParsing
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Issue 11, defect 2: two servers on one SQLite `--data` directory disagreed (a refund taken by one was not
 /// seen by the other). The second is now refused at start, with one line naming `--data` and pointing to the

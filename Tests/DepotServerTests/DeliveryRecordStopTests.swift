@@ -3,7 +3,7 @@ import DepotTestSupport
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// `SIGTERM` writes the delivery record of what was sent since the last periodic write (spec app-store-server-api
 /// §7): a real `depot serve` with writes an hour apart (`--delivery-record-interval 3600`), a download, `SIGTERM`

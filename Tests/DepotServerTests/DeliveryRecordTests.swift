@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// The delivery record over real HTTP: chunks count once every byte went out to the purchase's tokens, in one
 /// response or several; an answer cut short counts only what was written.

@@ -2,7 +2,7 @@ import DepotTestSupport
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// `GET /v1/edge/authorize` records what it allows as delivered (spec app-store-server-api §7) only for the edge
 /// itself: a request without the edge secret, or with a wrong one, is answered the same way but records nothing,

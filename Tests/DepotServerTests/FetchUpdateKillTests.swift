@@ -1,7 +1,7 @@
 import AppStoreSimulator
 import DepotClient
 import DepotCore
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing

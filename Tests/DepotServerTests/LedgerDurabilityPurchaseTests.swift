@@ -1,5 +1,5 @@
 import AppStoreSimulator
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Ledger

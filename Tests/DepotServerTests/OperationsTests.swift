@@ -6,7 +6,7 @@ import Foundation
 import HTTP
 import Platform
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// spec §4.6 (`/healthz`, `/metrics`, access log) and §7 (404, 405 with `Allow`, HEAD wherever GET).
 @Suite struct OperationsTests {

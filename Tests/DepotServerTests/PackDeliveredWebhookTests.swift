@@ -5,7 +5,7 @@ import DepotWire
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// `pack.delivered` (spec app-store-server-api §8) raised by a real server: the delivery-record write that gives a
 /// purchase the last chunk of a version queues the event in the same ledger transaction, so the record and the

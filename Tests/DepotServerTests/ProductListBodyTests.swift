@@ -4,7 +4,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// spec §4.1: what `/products_v1.json` and `/products_v2.json` contain.
 @Suite struct ProductListBodyTests {

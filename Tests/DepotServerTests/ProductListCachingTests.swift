@@ -2,7 +2,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// spec §4.1 caching rules and http-decisions.md "Conditional requests" steps 1–4, over both lists.
 @Suite struct ProductListCachingTests {

@@ -1,7 +1,7 @@
 import DepotTestSupport
 import Foundation
 import Testing
-@testable import DepotServer
+import DepotServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

@@ -2,7 +2,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// spec §4.1 `Accept-Encoding: gzip`, and http-decisions.md: ranges over the list use the bytes actually sent.
 @Suite struct ProductListEncodingTests {

@@ -1,7 +1,7 @@
 import HTTP
 import Server
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// The product lists' precomputed answers, chosen from the head's bytes, agree with the full String path on
 /// every request they take, and leave the rest to it.

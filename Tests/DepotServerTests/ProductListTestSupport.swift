@@ -4,7 +4,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Polls `condition` every 20 ms on a dedicated thread until it holds or `seconds` pass. For deadlines the
 /// server must meet (a reload within 2 s): the polling itself never waits for a cooperative thread that

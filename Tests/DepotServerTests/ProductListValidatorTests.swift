@@ -5,7 +5,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// spec §4.1: validators survive a restart, agree between replicas, and move only with the bytes of their list.
 @Suite struct ProductListValidatorTests {

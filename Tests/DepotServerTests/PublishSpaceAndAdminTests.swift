@@ -1,7 +1,7 @@
 import Platform
 import DepotCore
 import DepotWire
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 import DepotCore
-@testable import DepotServer
+import DepotServer
 import DepotCrypto
 import DepotTestSupport
 import Foundation

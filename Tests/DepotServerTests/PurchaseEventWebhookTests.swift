@@ -5,7 +5,7 @@ import DepotTestSupport
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// `purchase.granted`, `purchase.revoked` and `purchase.restored` (spec app-store-server-api §8) raised by a
 /// real server from the ledger writes that make the changes, and webhooks never slowing `/v1/receipts`.

@@ -3,7 +3,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 import DepotCommands
-@testable import DepotServer
+import DepotServer
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,5 @@
 import DepotCore
-import Foundation
+package import Foundation
 import Platform
 import Synchronization
 
@@ -31,7 +31,7 @@ public final class CatalogStore: Sendable {
     }
 
     /// The snapshot requests read (nil until a catalog loaded successfully once).
-    var current: DepotSnapshot? { state.withLock { $0.snapshot } }
+    package var current: DepotSnapshot? { state.withLock { $0.snapshot } }
 
     /// Why the latest attempt to load failed, if it did.
     var lastFailure: CatalogProblems? { state.withLock { $0.failure } }
@@ -53,7 +53,7 @@ public final class CatalogStore: Sendable {
     private let lastSwap = Mutex<Date?>(nil)
 
     /// When a snapshot was last swapped in (tests measure the reload latency from the server's side).
-    var lastSwapTime: Date? { lastSwap.withLock { $0 } }
+    package var lastSwapTime: Date? { lastSwap.withLock { $0 } }
 
     private func reloadNow(logger: Logger) -> CatalogProblems? {
         let started = ContinuousClock.now

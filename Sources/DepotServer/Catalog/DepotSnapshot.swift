@@ -5,7 +5,7 @@ import Foundation
 
 /// Everything a request may read about the catalog and content, as one immutable value.
 /// A reload builds a new snapshot and swaps it in; a request sees one snapshot from start to end.
-final class DepotSnapshot: Sendable {
+package final class DepotSnapshot: Sendable {
     /// Both lists, one copy per event loop (see `ProductList.replica()`).
     final class Lists: Sendable {
         let v1: ProductList
@@ -18,7 +18,8 @@ final class DepotSnapshot: Sendable {
     }
 
     let catalog: Catalog
-    let content: ContentIndex
+    /// The packs under `content/`.
+    package let content: ContentIndex
     let v1: ProductList
     let v2: ProductList
     /// `replicas[loopIndex]`: the lists for that loop.

@@ -1,19 +1,20 @@
 import Glibc
 import DepotCore
 import DepotCrypto
-import HTTP
-import Server
+package import HTTP
+package import Server
 
 /// One product list (v1 or v2) with both variants and every response that does not depend on the request
 /// precomputed, so the common requests cost a lookup and a copy.
-final class ProductList: Sendable {
-    final class Variant: Sendable {
+package final class ProductList: Sendable {
+    /// One encoding of the list (identity or gzip) with its precomputed answers.
+    package final class Variant: Sendable {
         let body: [UInt8]
         let etag: EntityTag
         let ok: Response
         let notModified: Response
         /// `etag` as sent in `ETag`.
-        let etagHeader: String
+        package let etagHeader: String
         /// The same, as bytes (compared with a request's `If-None-Match` before any String is made).
         let etagBytes: [UInt8]
 
@@ -28,15 +29,17 @@ final class ProductList: Sendable {
     }
 
     let name: String
-    let identity: Variant
-    let gzip: Variant
+    /// The uncompressed variant.
+    package let identity: Variant
+    /// The gzip variant.
+    package let gzip: Variant
     let lastModified: Int64
     let cacheControl: String
 
     /// - Parameters:
     ///   - body: the identity bytes.
     ///   - lastModified: when these bytes last changed.
-    convenience init(name: String, body: [UInt8], lastModified: Int64, cacheControl: String) throws {
+    package convenience init(name: String, body: [UInt8], lastModified: Int64, cacheControl: String) throws {
         try self.init(name: name, body: body, compressed: Gzip.compress(body), lastModified: lastModified, cacheControl: cacheControl)
     }
 
@@ -99,7 +102,7 @@ final class ProductList: Sendable {
     /// variant; HEAD shares the 200), or nil when the request needs more than that (another method, a range, a
     /// precondition other than one `If-None-Match` or one `If-Modified-Since`, an unusual `Accept-Encoding`):
     /// `respond(to:)` answers those.
-    func respond(toRaw head: RawRequestHead) -> Response? {
+    package func respond(toRaw head: RawRequestHead) -> Response? {
         guard head.isGetOrHead,
               head.occurrences(.ifMatch) == 0, head.occurrences(.ifUnmodifiedSince) == 0,
               head.occurrences(.range) == 0, head.occurrences(.ifRange) == 0,
@@ -128,7 +131,7 @@ final class ProductList: Sendable {
     }
 
     /// Answers a GET or HEAD of this list.
-    func respond(to head: RequestHead) -> Response {
+    package func respond(to head: RequestHead) -> Response {
         let useGzip = AcceptEncoding.acceptsGzip(head.fields)
         let variant = useGzip ? gzip : identity
         // The most common revalidation, one If-None-Match carrying exactly this variant's tag, is answered

@@ -19,9 +19,9 @@ import Server
 ///   file with the file URL's headers, ranges and validators, opened by the edge secret
 ///   (`X-Depot-Edge-Secret`, compared in constant time) instead of a token. Without `--edge-secret` the route
 ///   does not exist (`404`); without the right secret it is `403`.
-struct EdgeRoutes: Sendable {
+package struct EdgeRoutes: Sendable {
     /// The request field in which the edge sends its secret to the origin route.
-    static let secretField = "X-Depot-Edge-Secret"
+    package static let secretField = "X-Depot-Edge-Secret"
     /// The request field in which the edge sends the original request target to the authorize route.
     static let originalURIField = "X-Original-URI"
     /// The authorize answer's field saying the file URL would answer with one range (`206` with `Accept-Ranges`).

@@ -3,8 +3,9 @@ import Foundation
 import Glibc
 
 /// Everything under `content/`: packs, their versions and manifests, and what is wrong with them.
-struct ContentIndex: Sendable {
-    var packs: [String: PackEntry] = [:]
+package struct ContentIndex: Sendable {
+    /// The packs, by ID.
+    package var packs: [String: PackEntry] = [:]
     /// Problems found while loading (the affected pack or version is left out).
     var problems: [CatalogProblem] = []
 
@@ -67,8 +68,9 @@ struct ContentIndex: Sendable {
 }
 
 /// File-system facts without following symlinks.
-enum FileStatus {
-    static func isDirectory(_ path: String) -> Bool {
+package enum FileStatus {
+    /// Whether `path` is a directory (a symlink to one is not).
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }

@@ -1,18 +1,24 @@
-import DepotCore
+package import DepotCore
 import DepotCrypto
 import HTTP
 
 /// Issues and checks download tokens: `base64url(payload).base64url(HMAC-SHA256(key, payload))`.
-struct DownloadTokenAuthority: Sendable {
+package struct DownloadTokenAuthority: Sendable {
     let key: [UInt8]
 
-    func issue(_ claims: DownloadTokenClaims) -> String {
+    /// An authority that signs and checks with `key`.
+    package init(key: [UInt8]) {
+        self.key = key
+    }
+
+    /// A token carrying `claims`, signed with the key.
+    package func issue(_ claims: DownloadTokenClaims) -> String {
         let payload = claims.payload()
         return Base64URL.encode(payload) + "." + Base64URL.encode(HMACSHA256.authenticate(payload, key: key))
     }
 
     /// Checks the signature (constant time), then the expiry against `now` (seconds since 1970).
-    func verify(_ token: String, now: Int64) -> Result<DownloadTokenClaims, TokenRejection> {
+    package func verify(_ token: String, now: Int64) -> Result<DownloadTokenClaims, TokenRejection> {
         guard token.utf8.count <= 4096 else { return .failure(.invalid) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let payload = Base64URL.decode(parts[0]), let tag = Base64URL.decode(parts[1]),

@@ -1,5 +1,5 @@
 import DepotCore
-import DepotWire
+package import DepotWire
 import DepotCrypto
 import Glibc
 import HTTP
@@ -7,7 +7,7 @@ import Server
 import Synchronization
 
 /// `/v1/packs/...` (spec §4.4): manifest redirect, versioned manifest with the download plan, and files.
-struct PackRoutes: Sendable {
+package struct PackRoutes: Sendable {
     let store: CatalogStore
     let tokens: DownloadTokenAuthority
     let access: any AccessChecker
@@ -243,7 +243,7 @@ struct PackRoutes: Sendable {
     /// The stored manifest with `"plan"` added as its last member, encoded by ``WireJSON``: the bytes of the
     /// manifest-with-plan that `PackManifest.plan` describes, without encoding every file and chunk again on
     /// the event loop (a large pack's manifest is megabytes).
-    static func adding(_ plan: ChunkPlan, to manifest: [UInt8]) throws -> [UInt8] {
+    package static func adding(_ plan: ChunkPlan, to manifest: [UInt8]) throws -> [UInt8] {
         guard let close = manifest.lastIndex(of: UInt8(ascii: "}")) else { return manifest }
         var out = Array(manifest[..<close])
         out.append(contentsOf: Array(",\n \"plan\": ".utf8))

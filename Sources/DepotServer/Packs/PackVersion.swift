@@ -1,16 +1,17 @@
 import DepotCore
-import DepotWire
+package import DepotWire
 import DepotCrypto
 import HTTP
 import Synchronization
 
 /// One published version of a pack, loaded from its manifest. Immutable.
-final class PackVersion: Sendable {
+package final class PackVersion: Sendable {
     let pack: String
     let version: Int
     /// Absolute path of the version directory.
     let directory: String
-    let manifest: PackManifest
+    /// The manifest as parsed.
+    package let manifest: PackManifest
     /// The manifest as served (the bytes on disk).
     let manifestBody: [UInt8]
     let manifestETag: EntityTag
@@ -62,11 +63,13 @@ final class PackVersion: Sendable {
 }
 
 /// A pack directory: its live version and every version still on disk.
-struct PackEntry: Sendable {
+package struct PackEntry: Sendable {
     let id: String
     /// The live version, from `content/<pack>/current`.
-    let current: Int?
-    let versions: [Int: PackVersion]
+    package let current: Int?
+    /// Every version still on disk, by number.
+    package let versions: [Int: PackVersion]
 
-    var live: PackVersion? { current.flatMap { versions[$0] } }
+    /// The live version, if it loaded.
+    package var live: PackVersion? { current.flatMap { versions[$0] } }
 }

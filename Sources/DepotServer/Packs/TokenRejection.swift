@@ -1,5 +1,5 @@
 /// Why a download token was refused (spec §4.3).
-enum TokenRejection: Error, Sendable, Equatable {
+package enum TokenRejection: Error, Sendable, Equatable {
     case missing
     case invalid
     case expired

@@ -71,7 +71,7 @@ extension Publisher {
     }
 
     /// The sizes of the regular files below `directory`.
-    static func bytesOnDisk(_ directory: String) -> Int64 {
+    package static func bytesOnDisk(_ directory: String) -> Int64 {
         FileTree.relativeFiles(under: directory).reduce(Int64(0)) { total, relative in
             var info = stat()
             guard lstat(directory + "/" + relative, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return total }

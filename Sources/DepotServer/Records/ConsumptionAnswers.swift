@@ -1,8 +1,8 @@
 import AppStore
-import DepotCore
+package import DepotCore
 import DepotWire
 import Foundation
-import Ledger
+package import Ledger
 
 /// Answers to Apple's refund requests (spec app-store-server-api §7), with `--consumption-info on`.
 ///
@@ -13,7 +13,7 @@ import Ledger
 /// the queue survives restarts; Apple's refusal of the transaction (`invalid`) ends it. The answer Apple
 /// accepted is kept with the item (`Ledger.consumptionAnswers`) and raises `consumption.sent`, queued in the
 /// transaction that marks it sent (so a crash cannot keep one without the other).
-final class ConsumptionAnswers: Sendable {
+package final class ConsumptionAnswers: Sendable {
     /// Seconds after queueing before the first attempt: every instance writes its delivery record at least
     /// once a second, so what was sent just before the request is in the record by then.
     static let settle: Double = 3
@@ -86,7 +86,7 @@ final class ConsumptionAnswers: Sendable {
     /// something of, or the live version when it received nothing), its chunks and bytes as the record kept
     /// them (so a version pruned since is still judged), or from its manifest for a record written without them.
     /// A product without a pack (or one no longer in the catalog) is answered without a percentage.
-    static func answer(for request: ConsumptionRequest, deliveries: [LedgerDelivery], snapshot: DepotSnapshot?) -> ConsumptionInformation {
+    package static func answer(for request: ConsumptionRequest, deliveries: [LedgerDelivery], snapshot: DepotSnapshot?) -> ConsumptionInformation {
         guard let snapshot, let pack = snapshot.catalog.products.first(where: { $0.id == request.productId })?.pack,
               let entry = snapshot.content.packs[pack] else {
             return ConsumptionRules.answer(for: nil)
