@@ -3,7 +3,8 @@ import Foundation
 /// The progress of a pack download, kept as `<destination>/.depot-download.json` so a new process resumes where the
 /// last one stopped.
 ///
-/// Saved atomically (a temporary file renamed over it; after the chunks' bytes are written, without `fsync`), but
+/// Saved atomically (a temporary file renamed over it, after the chunks' bytes are written; those bytes are never
+/// `fsync`ed, while Foundation's `Data.write` on Linux does `fsync` the journal's temporary before the rename), but
 /// not after every verified chunk: while chunks are fetched, after a written run of chunks once 8 MiB have been
 /// verified since the last save or a quarter second has passed (``PackDownloader/journalSaveBytes``), and once
 /// more, if anything verified is unsaved, when the fetching stops for any reason (all fetched, pause, cancel, an

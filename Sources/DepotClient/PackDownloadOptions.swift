@@ -9,8 +9,8 @@ public struct PackDownloadOptions: Sendable {
     /// SHA-256 for chunk verification.
     public var hasher: any ChunkHasher
     /// When a new downloader picks up a journal left by an earlier process, hash every chunk it records
-    /// again before trusting it (default `true`). The journal is written after the chunk's bytes but
-    /// without `fsync`, so after a crash or power loss it may claim bytes that never reached the disk;
+    /// again before trusting it (default `true`). The journal is written after the chunk's bytes, which are
+    /// never `fsync`ed, so after a crash or power loss it may claim bytes that never reached the disk;
     /// re-hashing costs one read of what is already downloaded, once per process, and catches that as well
     /// as files edited or truncated meanwhile. With `false`, only file sizes are checked.
     public var verifyOnResume: Bool
