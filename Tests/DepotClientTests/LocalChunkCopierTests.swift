@@ -61,48 +61,21 @@ import DepotClient
     }
 }
 
-/// Opens of files in some directories since `init`, by `"<label>/<name>"`, from inotify. Closes are watched too, so
-/// that two opens of one file never queue as two identical events in a row (inotify merges those).
+/// Opens of files in some directories since `init`, by `"<label>/<name>"`. Closes are watched too, so that two
+/// opens of one file never queue as two identical events in a row (inotify merges those).
 private final class FileOpens {
-    private let descriptor: Int32
-    private var labels: [Int32: String] = [:]
+    private let events: InotifyEvents
     private var seen: [String: Int] = [:]
 
     init(watching directories: [String: String]) throws {
-        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        for (label, path) in directories {
-            let watch = inotify_add_watch(descriptor, path, UInt32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE))
-            guard watch >= 0 else {
-                let error = POSIXError(.init(rawValue: errno) ?? .EIO)
-                Glibc.close(descriptor)
-                throw error
-            }
-            labels[watch] = label
-        }
+        events = try InotifyEvents(watching: directories, mask: Int32(IN_OPEN | IN_CLOSE_WRITE | IN_CLOSE_NOWRITE))
     }
 
-    /// Every open counted so far (each event is a 16-byte header — watch, mask, cookie, name length — and a
-    /// NUL-padded name).
+    /// Every open counted so far.
     func counts() -> [String: Int] {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return seen }
-            var offset = 0
-            while offset + 16 <= count {
-                let (watch, mask, length) = buffer.withUnsafeBytes { raw in
-                    (raw.loadUnaligned(fromByteOffset: offset, as: Int32.self), raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self),
-                     Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self)))
-                }
-                let name = buffer[offset + 16..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                if mask & UInt32(IN_OPEN) != 0, !name.isEmpty, let label = labels[watch] {
-                    seen["\(label)/\(String(decoding: name, as: UTF8.self))", default: 0] += 1
-                }
-                offset += 16 + length
-            }
-        }
+        for event in events.drain() where event.mask & UInt32(IN_OPEN) != 0 { seen["\(event.label)/\(event.name)", default: 0] += 1 }
+        return seen
     }
 
-    func close() { Glibc.close(descriptor) }
+    func close() { events.close() }
 }

@@ -26,36 +26,20 @@ import DepotClient
     }
 }
 
-/// The names created in (or renamed into) one directory since `init`, from inotify.
+/// The names created in (or renamed into) one directory since `init`.
 private final class CreatedEntries {
-    private let descriptor: Int32
+    private let events: InotifyEvents
+    private var seen = Set<String>()
 
     init(in directory: String) throws {
-        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        guard inotify_add_watch(descriptor, directory, UInt32(IN_CREATE | IN_MOVED_TO)) >= 0 else {
-            let error = POSIXError(.init(rawValue: errno) ?? .EIO)
-            Glibc.close(descriptor)
-            throw error
-        }
+        events = try InotifyEvents(watching: ["": directory], mask: Int32(IN_CREATE | IN_MOVED_TO))
     }
 
-    /// Every name seen so far (each event is a 16-byte header and a NUL-padded name of the header's length).
+    /// Every name seen so far.
     func names() -> Set<String> {
-        var names = Set<String>()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { return names }
-            var offset = 0
-            while offset + 16 <= count {
-                let length = buffer[offset + 12..<offset + 16].reversed().reduce(0) { $0 << 8 | Int($1) }
-                let name = buffer[offset + 16..<min(count, offset + 16 + length)].prefix { $0 != 0 }
-                if !name.isEmpty { names.insert(String(decoding: name, as: UTF8.self)) }
-                offset += 16 + length
-            }
-        }
+        for event in events.drain() { seen.insert(event.name) }
+        return seen
     }
 
-    func close() { Glibc.close(descriptor) }
+    func close() { events.close() }
 }
