@@ -20,7 +20,8 @@ public final class DepotApp: Sendable {
     let metrics: Metrics
     /// The ledger, when one is configured.
     package let ledger: Ledger?
-    let records: PurchaseRecords?
+    /// The purchase records (delivery record, webhooks, consumption answers), when a ledger is configured.
+    package let records: PurchaseRecords?
     /// The server's logger (its output is what the server logged).
     package let logger: Logger
     /// The notification catch-up, when a key is configured (it runs by itself when `--notification-sync` is

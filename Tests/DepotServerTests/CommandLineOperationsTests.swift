@@ -5,7 +5,7 @@ import DepotTestSupport
 import Foundation
 import Synchronization
 import Testing
-@testable import DepotServer
+import DepotServer
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,7 +4,7 @@ import DepotTestSupport
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Answers to `CONSUMPTION_REQUEST` (spec app-store-server-api §7) with `--consumption-info on`, end to end:
 /// a purchase through the simulated Server API, pack files downloaded (or not) with its token, the request

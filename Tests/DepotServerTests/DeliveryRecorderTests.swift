@@ -5,7 +5,7 @@ import Foundation
 import Ledger
 import Synchronization
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// The delivery record's gathering: per-loop buffers handed over on the loops' own threads, merged per
 /// purchase and file, written in one ledger call per round, and flushed on stop.

@@ -1,5 +1,5 @@
 import DepotCore
-@testable import DepotServer
+import DepotServer
 import DepotWire
 import Foundation
 import HTTP

@@ -1,7 +1,7 @@
 import AppStoreSimulator
 import DepotCore
 import DepotWire
-@testable import DepotServer
+import DepotServer
 import DepotCrypto
 import DepotTestSupport
 import Foundation

@@ -3,7 +3,7 @@ import DepotTestSupport
 import DepotWire
 import Foundation
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Issue 11, missing piece 4 (operations.md §3): `/healthz` is `ok`, `degraded` (200, with reasons) or
 /// `unavailable` (503), built from a list of contributors; `--ops-listen` moves `/metrics`, the detailed

@@ -1,6 +1,6 @@
 import AppStoreSimulator
 import ArgumentParsing
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Ledger

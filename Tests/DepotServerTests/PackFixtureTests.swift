@@ -1,7 +1,7 @@
 import DepotCore
 import DepotWire
 import DepotCrypto
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing

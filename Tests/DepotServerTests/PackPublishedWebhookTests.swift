@@ -5,7 +5,7 @@ import DepotTestSupport
 import Foundation
 import Ledger
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// `pack.published` (spec app-store-server-api §8) raised by a real server when a pack's live version changes,
 /// and only then.

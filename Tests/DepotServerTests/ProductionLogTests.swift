@@ -4,7 +4,7 @@ import DepotTestSupport
 import Foundation
 import HTTP
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// Issue 11, missing piece 3 (operations.md §2, scale-out.md §5): JSON log lines with exact field names, times
 /// with milliseconds, request IDs echoed in `X-Request-ID` and carried into every line a request causes, and

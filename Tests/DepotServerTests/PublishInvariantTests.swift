@@ -1,6 +1,6 @@
 import DepotCore
 import DepotWire
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import DepotWire
 import HTTP

@@ -1,7 +1,7 @@
 import ArgumentParsing
 import DepotCore
 import DepotCrypto
-@testable import DepotServer
+import DepotServer
 import DepotTestSupport
 import Foundation
 import Testing

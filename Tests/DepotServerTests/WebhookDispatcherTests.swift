@@ -4,7 +4,7 @@ import Foundation
 import Ledger
 import Synchronization
 import Testing
-@testable import DepotServer
+import DepotServer
 
 /// The webhook queue and sender against a loopback receiver, on a real ledger.
 @Suite struct WebhookDispatcherTests {

@@ -1,4 +1,4 @@
-import DepotCore
+package import DepotCore
 package import Foundation
 import Platform
 import Synchronization
@@ -22,7 +22,8 @@ public final class CatalogStore: Sendable {
     /// Bumped after every swap; loops compare it to the generation of the snapshot they hold.
     let generation = Atomic<Int>(0)
 
-    init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(400), replicaCount: Int = 1) {
+    /// A store of the catalog and content under `paths`, not loaded yet (`reload()`) and not watching (`startWatching()`).
+    package init(paths: DepotPaths, cacheControl: String, logger: Logger, pollInterval: Duration = .milliseconds(400), replicaCount: Int = 1) {
         self.replicaCount = replicaCount
         self.paths = paths
         self.cacheControl = cacheControl
@@ -39,7 +40,7 @@ public final class CatalogStore: Sendable {
     /// Loads now (blocking). Returns the problems when the files are not usable.
     /// `logger` is the store's own unless a request caused the reload (its lines then carry the request's ID).
     @discardableResult
-    func reload(logger: Logger? = nil) -> CatalogProblems? {
+    package func reload(logger: Logger? = nil) -> CatalogProblems? {
         // One reload at a time (the watcher, a publish by HTTP, a test): the later one reads the files after
         // the earlier one, so a stale build never replaces a newer one.
         reloading.withLock { _ in reloadNow(logger: logger ?? self.logger) }
@@ -95,7 +96,7 @@ public final class CatalogStore: Sendable {
     /// Starts watching for changes on a background thread: inotify wakes it as soon as a file in the catalog
     /// directory, the content directory or a pack directory changes; without inotify (or for a change it
     /// does not see, such as a manifest edited in place) the fingerprint is compared every `pollInterval`.
-    func startWatching() {
+    package func startWatching() {
         let watcher = watching.withLock { current -> DirectoryWatcher in
             if let current { return current }
             let paths = paths
@@ -120,7 +121,8 @@ public final class CatalogStore: Sendable {
         return directories
     }
 
-    func stopWatching() {
+    /// Stops watching.
+    package func stopWatching() {
         let watcher = watching.withLock { current -> DirectoryWatcher? in
             defer { current = nil }
             return current

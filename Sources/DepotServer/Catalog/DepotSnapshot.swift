@@ -1,4 +1,4 @@
-import DepotCore
+package import DepotCore
 import DepotWire
 import DepotCrypto
 import Foundation
@@ -21,7 +21,8 @@ package final class DepotSnapshot: Sendable {
     /// The packs under `content/`.
     package let content: ContentIndex
     let v1: ProductList
-    let v2: ProductList
+    /// The v2 list.
+    package let v2: ProductList
     /// `replicas[loopIndex]`: the lists for that loop.
     let replicas: [Lists]
     /// Problems that did not prevent serving (a broken pack no product uses).
@@ -56,9 +57,9 @@ public struct DepotPaths: Sendable {
 }
 
 /// Builds snapshots from the files.
-enum SnapshotLoader {
+package enum SnapshotLoader {
     /// Loads catalog and content. Fails with every problem that makes the catalog unusable.
-    static func load(paths: DepotPaths, cacheControl: String, manifestCache: ManifestCache,
+    package static func load(paths: DepotPaths, cacheControl: String, manifestCache: ManifestCache,
                      replicaCount: Int = 1) -> Result<DepotSnapshot, CatalogProblems> {
         let productsFile = paths.productsFile
         guard let data = FileManager.default.contents(atPath: productsFile) else {

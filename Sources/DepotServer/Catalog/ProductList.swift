@@ -9,7 +9,8 @@ package import Server
 package final class ProductList: Sendable {
     /// One encoding of the list (identity or gzip) with its precomputed answers.
     package final class Variant: Sendable {
-        let body: [UInt8]
+        /// The bytes of the list in this encoding.
+        package let body: [UInt8]
         let etag: EntityTag
         let ok: Response
         let notModified: Response

@@ -2,7 +2,7 @@ import AppStore
 public import ArgumentParsing
 import DepotCore
 public import Foundation
-import Ledger
+package import Ledger
 import Server
 
 /// The notification commands, without a running server (`depot notifications sync|test`, spec
@@ -70,7 +70,7 @@ public enum AppStoreNotifications {
     }
 
     /// A catch-up over `ledger` with the client and receiver `depot serve` would build (no metrics).
-    static func notificationSync(_ configuration: DepotConfiguration, ledger: Ledger, logger: Logger) throws -> NotificationSync {
+    package static func notificationSync(_ configuration: DepotConfiguration, ledger: Ledger, logger: Logger) throws -> NotificationSync {
         let (client, verifier) = try makeClient(configuration)
         var receiver = NotificationReceiver(ledger: ledger, signedData: verifier, bundleID: configuration.bundleID,
                                             sharedSecret: configuration.appleSharedSecret, logger: logger, now: { Date() })

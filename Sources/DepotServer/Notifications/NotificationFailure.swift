@@ -1,5 +1,5 @@
 /// Why `POST /v1/notifications/appstore` (spec §4.5) was not acknowledged.
-enum NotificationFailure: Error, Sendable, Equatable {
+package enum NotificationFailure: Error, Sendable, Equatable {
     /// Not a notification: not JSON, no `signedPayload`/`notification_type`, wrong types, an unreadable JWS.
     case badRequest(String)
     /// A verified notification for another app.

@@ -1,7 +1,7 @@
 import AppStore
 import DepotCore
 import DepotWire
-import Foundation
+package import Foundation
 import Ledger
 import Server
 import Synchronization
@@ -14,7 +14,7 @@ import Synchronization
 ///
 /// Instances sharing a ledger claim each environment's window in it before reading it: one instance syncs a
 /// window, the others skip it (a claim lapses after `lease` seconds, so a crashed instance does not hold it).
-final class NotificationSync: Sendable {
+package final class NotificationSync: Sendable {
     static let firstWindow: TimeInterval = 7 * 86_400
     /// Apple refuses a start more than 180 days back; ten minutes less leaves room for clock skew and the
     /// time the request takes.
@@ -73,7 +73,7 @@ final class NotificationSync: Sendable {
 
     /// One sync of every environment. With `since`, the window starts there (at most 180 days back) instead
     /// of at the stored end, and the stored window is neither claimed nor moved.
-    func syncOnce(since: Date? = nil) async -> NotificationSyncReport {
+    package func syncOnce(since: Date? = nil) async -> NotificationSyncReport {
         guard running.withLock({ busy in defer { busy = true }; return !busy }) else {
             return NotificationSyncReport(windows: environments.map {
                 .init(environment: $0.rawValue, outcome: .failed(reason: "a sync is already running in this process"))

@@ -32,7 +32,7 @@ package struct DownloadTokenAuthority: Sendable {
 }
 
 /// Answers whether the purchase behind a token still grants access; backed by the ledger.
-protocol AccessChecker: Sendable {
+package protocol AccessChecker: Sendable {
     /// `false` when the original transaction was revoked, or moved to another account.
     func isAllowed(originalTransactionID: String, account: String?) -> Bool
     /// Whether the state `isAllowed` answers from is recent enough to serve pack files on (scale-out §3:
@@ -42,10 +42,12 @@ protocol AccessChecker: Sendable {
 
 extension AccessChecker {
     /// A checker whose state is always current (one process, one SQLite file).
-    var isCurrent: Bool { true }
+    package var isCurrent: Bool { true }
 }
 
 /// Nothing is revoked (no ledger configured).
-struct AllowAllAccess: AccessChecker {
-    func isAllowed(originalTransactionID: String, account: String?) -> Bool { true }
+package struct AllowAllAccess: AccessChecker {
+    package init() {}
+
+    package func isAllowed(originalTransactionID: String, account: String?) -> Bool { true }
 }

@@ -1,5 +1,5 @@
 import DepotCore
-import DepotWire
+package import DepotWire
 import DepotCrypto
 import Dispatch
 import Glibc
@@ -66,17 +66,18 @@ private final class ChunkCutter: @unchecked Sendable {
 }
 
 /// Size, SHA-256 and per-chunk SHA-256 of a file, computed in one streaming pass with constant memory.
-struct FileDigest: Sendable, Equatable {
+package struct FileDigest: Sendable, Equatable {
     /// Why a file could not be read (or written, when copying).
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    var size: Int64
-    var sha256: String
-    var chunks: [PackManifest.Chunk]
+    package internal(set) var size: Int64
+    package internal(set) var sha256: String
+    package internal(set) var chunks: [PackManifest.Chunk]
 
-    static func compute(path: String, chunkSize: Int64) -> Result<FileDigest, Failure> {
+    /// The digest of the file at `path`, in chunks of `chunkSize` bytes.
+    package static func compute(path: String, chunkSize: Int64) -> Result<FileDigest, Failure> {
         compute(path: path, chunking: .fixed(size: chunkSize))
     }
 

@@ -5,8 +5,11 @@ import Synchronization
 
 /// Parsed pack versions kept between reloads: a version is immutable, so its manifest is parsed once
 /// (and parsed again only if the manifest file itself changes identity).
-final class ManifestCache: Sendable {
+package final class ManifestCache: Sendable {
     private let entries = Mutex<[String: (identity: String, version: PackVersion)]>([:])
+
+    /// An empty cache.
+    package init() {}
 
     func version(pack: String, version: Int, directory: String, display: String,
                  problems: inout [CatalogProblem]) -> PackVersion? {

@@ -2,7 +2,7 @@ import DepotCore
 
 /// Why a pack URL (spec §4.4) is not answered with the manifest or the file. Token refusals are
 /// ``TokenRejection``s; a bad plan query is a `ChunkPlan.Failure`.
-enum PackFailure: Error, Sendable, Equatable {
+package enum PackFailure: Error, Sendable, Equatable {
     /// The path has a pack URL's shape but a malformed pack ID, version or file path.
     case malformedURL
     case noPack(String)

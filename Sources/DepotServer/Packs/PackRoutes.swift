@@ -18,7 +18,9 @@ package struct PackRoutes: Sendable {
     /// Whether file answers carry a `DeliveryTag` (the delivery record is on).
     let tagsDeliveries: Bool
 
-    init(store: CatalogStore, tokens: DownloadTokenAuthority, access: any AccessChecker, now: @escaping @Sendable () -> Int64,
+    /// Routes answering from `store`'s snapshot, checking tokens with `tokens` and revocation with `access`, at
+    /// the time `now` gives; `loops` file caches; `tagsDeliveries` when the delivery record is on.
+    package init(store: CatalogStore, tokens: DownloadTokenAuthority, access: any AccessChecker, now: @escaping @Sendable () -> Int64,
          loops: Int = 1, tagsDeliveries: Bool = false) {
         self.store = store
         self.tokens = tokens

@@ -7,7 +7,8 @@ import Synchronization
 /// One published version of a pack, loaded from its manifest. Immutable.
 package final class PackVersion: Sendable {
     let pack: String
-    let version: Int
+    /// The version number.
+    package let version: Int
     /// Absolute path of the version directory.
     let directory: String
     /// The manifest as parsed.
@@ -20,7 +21,7 @@ package final class PackVersion: Sendable {
     /// `lastModified` as an HTTP date.
     let lastModifiedText: String
     /// Files by manifest path; only files that are regular files inside the version directory (no symlinks).
-    let files: [String: PackManifest.File]
+    package let files: [String: PackManifest.File]
     /// Manifests answered to `?from=`, by `from`: computed once per pair of versions (both immutable), tagged
     /// with the old version's manifest ETag so that a pruned or republished old version is never answered from
     /// the cache. At most one entry per version of the pack.

@@ -4,14 +4,15 @@ import Foundation
 import Glibc
 
 /// The HMAC key for download tokens: `--token-secret`, or `<data>/token.key` created 0600 on first run.
-enum TokenKey {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+package enum TokenKey {
+    /// Why the key could not be loaded or created.
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The key bytes. A configured secret must be at least 32 characters. Without `create`, a missing
     /// `token.key` is an error instead of a new key (a key no server knows would sign tokens no server accepts).
-    static func load(secret: String?, dataDirectory: String, create: Bool = true) throws(Failure) -> [UInt8] {
+    package static func load(secret: String?, dataDirectory: String, create: Bool = true) throws(Failure) -> [UInt8] {
         if let secret {
             guard secret.utf8.count >= 32 else {
                 throw Failure(description: "--token-secret: must be at least 32 characters")

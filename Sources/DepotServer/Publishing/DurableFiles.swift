@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 
 /// File operations that survive a crash: write to a temporary file, fsync, rename, fsync the directory.
-enum DurableFiles {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+package enum DurableFiles {
+    /// Which operation failed on which path, and why.
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
         init(_ description: String) { self.description = description }
         init(_ what: String, _ path: String, errno code: Int32 = errno) {
             description = "\(what) \(path): \(systemMessage(code))"
@@ -55,7 +56,7 @@ enum DurableFiles {
     }
 
     /// Creates a directory (and missing parents), fsyncing each parent that gained an entry.
-    static func makeDirectory(_ path: String) throws(Failure) {
+    package static func makeDirectory(_ path: String) throws(Failure) {
         if FileStatus.isDirectory(path) { return }
         let parent = (path as NSString).deletingLastPathComponent
         if !parent.isEmpty, parent != path { try makeDirectory(parent) }

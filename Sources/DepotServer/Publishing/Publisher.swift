@@ -1,4 +1,4 @@
-import DepotCore
+package import DepotCore
 import DepotWire
 import DepotCrypto
 public import Foundation
@@ -268,7 +268,8 @@ public struct Publisher: Sendable {
 
     // MARK: - Catalog files
 
-    func loadCatalog() throws(PublishError) -> Catalog {
+    /// The catalog as it is on disk (empty when there is no `products.json` yet).
+    package func loadCatalog() throws(PublishError) -> Catalog {
         guard let data = FileManager.default.contents(atPath: paths.productsFile) else {
             if !FileManager.default.fileExists(atPath: paths.productsFile) { return Catalog(products: []) }
             throw .catalogInvalid("\(paths.productsFile) cannot be read")

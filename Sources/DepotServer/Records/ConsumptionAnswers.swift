@@ -16,7 +16,7 @@ package import Ledger
 package final class ConsumptionAnswers: Sendable {
     /// Seconds after queueing before the first attempt: every instance writes its delivery record at least
     /// once a second, so what was sent just before the request is in the record by then.
-    static let settle: Double = 3
+    package static let settle: Double = 3
 
     let worker: OutboxWorker
 
@@ -79,7 +79,7 @@ package final class ConsumptionAnswers: Sendable {
     func stop() async { await worker.stop() }
 
     /// A request was just queued: look at the queue now.
-    func wake() { worker.wake() }
+    package func wake() { worker.wake() }
 
     /// The answer to `request` from the purchase's delivery record: the product's pack in the catalog, the
     /// version of it that decides (``ConsumptionRules/decisive(_:)``: the most complete the purchase received

@@ -1,7 +1,7 @@
 import Server
-import DepotWire
-import Foundation
-import Ledger
+package import DepotWire
+package import Foundation
+package import Ledger
 import Synchronization
 
 /// Gathers what pack responses actually wrote (spec app-store-server-api §7) and writes it to the ledger's
@@ -20,14 +20,23 @@ import Synchronization
 ///   merge time); pieces beyond either are dropped and counted (`droppedPieceCount`, `/metrics`) with a warning.
 /// - `stop()`, after the server stopped (so no loop touches its buffer any more), writes what is left: the
 ///   record is flushed on `SIGTERM`.
-final class DeliveryRecorder: Sendable {
+package final class DeliveryRecorder: Sendable {
     /// Bytes of one file written to one purchase's token.
-    struct Piece: Sendable, Equatable {
+    package struct Piece: Sendable, Equatable {
         var originalTransactionID: String
         var pack: String
         var version: Int
         var path: String
         var range: Range<Int64>
+
+        /// `range` of `path` in version `version` of `pack`, written to `originalTransactionID`'s token.
+        package init(originalTransactionID: String, pack: String, version: Int, path: String, range: Range<Int64>) {
+            self.originalTransactionID = originalTransactionID
+            self.pack = pack
+            self.version = version
+            self.path = path
+            self.range = range
+        }
     }
 
     /// One loop's buffer; read and written only on that loop's thread (or after the loops stopped).
@@ -53,7 +62,7 @@ final class DeliveryRecorder: Sendable {
     }
 
     /// The most purchase files waiting for a write at once.
-    static let maximumPendingFiles = 100_000
+    package static let maximumPendingFiles = 100_000
 
     private let buffers: [LoopBuffer]
     private let ledger: Ledger
@@ -72,7 +81,7 @@ final class DeliveryRecorder: Sendable {
 
     /// A recorder for `loops` event loops; `manifest(pack, version)` gives a version's manifest (nil when
     /// it is gone); `onProgress` hears the chunks each write newly delivered.
-    init(loops: Int, ledger: Ledger, logger: Logger, interval: Duration = .seconds(1),
+    package init(loops: Int, ledger: Ledger, logger: Logger, interval: Duration = .seconds(1),
          maximumPendingFiles: Int = maximumPendingFiles, maximumPendingRanges: Int = 4 * ByteCoverage.maximumRanges,
          now: @escaping @Sendable () -> Date = { Date() },
          manifest: @escaping @Sendable (String, Int) -> PackManifest?,
@@ -89,13 +98,13 @@ final class DeliveryRecorder: Sendable {
     }
 
     /// Notes that `piece` was written. Call on loop `loop`'s own thread.
-    func record(loop: Int, _ piece: Piece) {
+    package func record(loop: Int, _ piece: Piece) {
         guard !piece.range.isEmpty else { return }
         buffers[loop % buffers.count].pieces.append(piece)
     }
 
     /// Starts the ticker; `onEachLoop` runs a job on every loop's own thread (the server's).
-    func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
+    package func start(onEachLoop: @escaping @Sendable (@escaping @Sendable (Int) -> Void) -> Void) {
         let buffers = buffers
         let task = Task(executorPreference: WorkerPool.shared) { [self] in
             while !Task.isCancelled {
@@ -116,7 +125,7 @@ final class DeliveryRecorder: Sendable {
 
     /// Stops the ticker, waits for a write in flight, and writes everything gathered. Call once the loops
     /// have stopped.
-    func stop() async {
+    package func stop() async {
         if let task = ticking.withLock({ $0.take() }) {
             task.cancel()
             await task.value
@@ -129,15 +138,15 @@ final class DeliveryRecorder: Sendable {
     }
 
     /// Ranges waiting for the next write (tests).
-    var pendingPieceCount: Int {
+    package var pendingPieceCount: Int {
         handedOver.withLock { $0.count } + pending.withLock { $0.files.values.reduce(0) { $0 + $1.ranges.count } }
     }
 
     /// Pieces dropped because too many purchase files were waiting for the ledger.
-    var droppedPieceCount: UInt64 { pending.withLock { $0.dropped } }
+    package var droppedPieceCount: UInt64 { pending.withLock { $0.dropped } }
 
     /// Ledger writes made so far (tests).
-    var writeCount: Int { writes.load(ordering: .relaxed) }
+    package var writeCount: Int { writes.load(ordering: .relaxed) }
 
     /// Starts a write of what is pending unless one is running (a slow ledger: what arrives meanwhile waits merged).
     private func startWriteUnlessWriting() {
@@ -182,7 +191,7 @@ final class DeliveryRecorder: Sendable {
     }
 
     /// Writes everything merged so far (kept for the next round if the write fails).
-    func writePending() async {
+    package func writePending() async {
         mergeHandedOver()
         let (files, order) = pending.withLock { pending -> ([FileKey: ByteCoverage], [FileKey]) in
             defer {

@@ -1,6 +1,6 @@
 import Server
-import Foundation
-import Ledger
+package import Foundation
+package import Ledger
 import Synchronization
 
 /// Works through one of the ledger's outbox queues in the background: claims the items that are due and
@@ -14,9 +14,9 @@ import Synchronization
 /// Items survive restarts in the ledger; a worker that is killed leaves its claims, which the next process
 /// (SQLite) or, after the lease, any instance (PostgreSQL) takes over. `stop()` waits for the attempts in
 /// flight (at most the lease), so an accepted one is recorded as sent before the ledger closes.
-final class OutboxWorker: Sendable {
+package final class OutboxWorker: Sendable {
     /// The result of one attempt.
-    enum Attempt: Sendable, Equatable {
+    package enum Attempt: Sendable, Equatable {
         /// Done: the receiver accepted it.
         case sent
         /// Done, and the string is kept with the item as its outcome (a consumption answer: the body sent); the
@@ -30,8 +30,9 @@ final class OutboxWorker: Sendable {
     }
 
     /// Counters by outcome (`sent`, `failed`, `abandoned`) and the last known queue length.
-    struct Statistics: Sendable, Equatable {
-        var outcomes: [String: UInt64] = [:]
+    package struct Statistics: Sendable, Equatable {
+        /// Attempts by outcome.
+        package internal(set) var outcomes: [String: UInt64] = [:]
         var queueLength = 0
 
         /// `/metrics` lines: the counter `total` by outcome and the gauge `queue`, each with its help text.
@@ -46,7 +47,7 @@ final class OutboxWorker: Sendable {
     }
 
     /// How long before an item's deadline its last attempt is made (when the schedule would pass the deadline).
-    static let finalAttemptLead: Double = 30
+    package static let finalAttemptLead: Double = 30
     /// The longest wait a receiver's `Retry-After` can ask for.
     static let longestRetryAfter: Double = 3600
 
@@ -77,7 +78,7 @@ final class OutboxWorker: Sendable {
 
     /// A worker for `queue`; `attempt` sends one item, `finished` hears every final outcome (sent or
     /// abandoned) after the ledger recorded it.
-    init(queue: OutboxQueue, ledger: Ledger, owner: String, schedule: RetrySchedule, lease: Double, batch: Int = 16,
+    package init(queue: OutboxQueue, ledger: Ledger, owner: String, schedule: RetrySchedule, lease: Double, batch: Int = 16,
          poll: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() },
          attempt: @escaping @Sendable (OutboxItem) async -> Attempt,
          finished: @escaping @Sendable (OutboxItem, Attempt) async -> Void = { _, _ in }) {
@@ -95,7 +96,7 @@ final class OutboxWorker: Sendable {
     }
 
     /// Starts the background loop (once).
-    func start() {
+    package func start() {
         state.withLock { state in
             guard state.task == nil, !state.stopped else { return }
             state.task = Task(executorPreference: WorkerPool.shared) { [self] in await run() }
@@ -112,7 +113,7 @@ final class OutboxWorker: Sendable {
 
     /// Stops claiming and waits for the attempts in flight and their outcomes in the ledger, at most the lease
     /// (after which another instance may take the items over anyway); call before the ledger closes.
-    func stop() async {
+    package func stop() async {
         let (task, sleeper) = state.withLock { state in
             state.stopped = true
             return (state.task, state.sleeper.take())
@@ -137,10 +138,10 @@ final class OutboxWorker: Sendable {
     }
 
     /// The counters so far.
-    var statistics: Statistics { counters.withLock { $0 } }
+    package var statistics: Statistics { counters.withLock { $0 } }
 
     /// Attempts running now (tests).
-    var attemptsInFlight: Int { state.withLock { $0.inFlight } }
+    package var attemptsInFlight: Int { state.withLock { $0.inFlight } }
 
     // MARK: - The loop
 

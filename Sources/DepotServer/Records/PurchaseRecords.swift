@@ -11,10 +11,11 @@ import Synchronization
 /// gatherer, the webhook dispatcher, the consumption answers (with `--consumption-info on` and a Server API
 /// client), and the events they raise (`pack.delivered` when a purchase has every chunk of a version,
 /// `pack.published` when a version goes live, `consumption.sent` when Apple accepted an answer).
-final class PurchaseRecords: Sendable {
+package final class PurchaseRecords: Sendable {
     let deliveries: DeliveryRecorder?
     let webhooks: WebhookDispatcher?
-    let consumption: ConsumptionAnswers?
+    /// The consumption answers, with `--consumption-info on` and a Server API client.
+    package let consumption: ConsumptionAnswers?
     private let ledger: Ledger
     private let store: CatalogStore
     private let logger: Logger
@@ -99,7 +100,7 @@ final class PurchaseRecords: Sendable {
     }
 
     /// Waits for the live versions seen so far to be reconciled with the ledger (tests).
-    func liveVersionsReconciled() async {
+    package func liveVersionsReconciled() async {
         await reconciling.withLock { $0 }?.value
     }
 

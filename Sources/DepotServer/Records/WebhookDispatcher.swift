@@ -1,7 +1,7 @@
 import DepotCrypto
 package import DepotWire
-import Foundation
-import Ledger
+package import Foundation
+package import Ledger
 
 /// Webhooks to the studio's backend (spec app-store-server-api §8): `emit` queues an event durably in the
 /// ledger's outbox (ordered by purchase); an `OutboxWorker` POSTs each one as JSON with `Depot-Signature:
@@ -10,18 +10,19 @@ import Ledger
 /// Nothing here blocks the request that caused an event: it waits only for the ledger write that queues it.
 package final class WebhookDispatcher: Sendable {
     /// How long an event is retried.
-    static let lifetime: Double = 24 * 3600
+    package static let lifetime: Double = 24 * 3600
 
     let url: URL
     private let secret: String
     private let ledger: Ledger
     private let logger: Logger
     private let now: @Sendable () -> Date
-    let worker: OutboxWorker
+    /// The worker that sends the queued events.
+    package let worker: OutboxWorker
 
     /// A dispatcher to `url` signing with `secret`; `schedule` and `poll` are the retry delays and how often
     /// the queue is looked at without a new event (tests shorten them).
-    init(url: URL, secret: String, ledger: Ledger, owner: String, timeout: Double = 10, schedule: RetrySchedule = .webhooks,
+    package init(url: URL, secret: String, ledger: Ledger, owner: String, timeout: Double = 10, schedule: RetrySchedule = .webhooks,
          poll: Duration = .seconds(1), logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) {
         self.url = url
         self.secret = secret
@@ -131,7 +132,7 @@ package final class WebhookDispatcher: Sendable {
     }
 
     /// `/metrics` lines: deliveries by outcome and the queue length.
-    func metricsText() -> String {
+    package func metricsText() -> String {
         worker.statistics.metricsText(
             total: "depot_webhook_deliveries_total", totalHelp: "Webhook delivery attempts, by outcome (sent, failed, abandoned).",
             queue: "depot_webhook_queue_length", queueHelp: "Webhook events waiting to be delivered.")

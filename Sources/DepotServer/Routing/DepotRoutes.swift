@@ -9,7 +9,7 @@ import Server
 /// Adding a route is one `add` line in its group here (and its template in `WirePath` when it is a public
 /// URL); a listener that serves part of the API builds `table.subset([...])`: with `--ops-listen`, the ops
 /// listener serves `table().subset(RouteLabel.operations)` and the public port ``publicTable()``.
-struct DepotRoutes {
+package struct DepotRoutes {
     let lists: ProductListRoutes
     let packs: PackRoutes
     let operations: OperationRoutes
@@ -54,7 +54,7 @@ struct DepotRoutes {
     }
 
     /// The pack URLs (spec §4.4), and everything else under `/v1/packs/`.
-    static func declare(_ packs: PackRoutes, in table: inout RouteTableBuilder) {
+    package static func declare(_ packs: PackRoutes, in table: inout RouteTableBuilder) {
         table.area(WirePath.packsArea, .packs)
         table.add([.get], WirePath.packManifest, .packManifest) { .reply(.response(try packs.manifestRedirect($0))) }
         table.add([.get], WirePath.versionManifest, .packManifest) { try packs.manifest($0) }

@@ -1,12 +1,12 @@
-import AppStore
-import DepotCore
+package import AppStore
+package import DepotCore
 import DepotWire
 import HTTP
-import Server
+package import Server
 
 /// A domain error with an HTTP answer. Every conformance is in this file: it is the one place where an error
 /// becomes a status, a code, a message, extra body fields and header fields.
-protocol AnswerableError: Error {
+package protocol AnswerableError: Error {
     var answer: APIError { get }
 }
 
@@ -34,7 +34,7 @@ enum ErrorMap {
 }
 
 extension RoutingFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .notFound: ErrorMap.answer(404, "not_found", "No such resource.")
         case .methodNotAllowed(let allow): ErrorMap.answer(405, "method_not_allowed", "Allowed methods: \(allow).", allow: allow)
@@ -46,7 +46,7 @@ extension RoutingFailure: AnswerableError {
 
 /// The engine's own refusals (spec §4, §7): its status and sentence, Depot's code.
 extension ProtocolError: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         let code = switch kind {
         case .malformed: "bad_request"
         case .requestLineTooLong: "uri_too_long"
@@ -62,7 +62,7 @@ extension ProtocolError: AnswerableError {
 }
 
 extension CatalogFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .notLoaded: ErrorMap.answer(503, "catalog_unavailable", "The catalog has not loaded; see the server log.")
         }
@@ -70,7 +70,7 @@ extension CatalogFailure: AnswerableError {
 }
 
 extension TokenRejection: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         let invalid = "Bearer error=\"invalid_token\""
         return switch self {
         case .missing: ErrorMap.answer(401, "token_missing", "A download token is required (Authorization: Bearer or ?token=).",
@@ -90,7 +90,7 @@ extension TokenRejection: AnswerableError {
 }
 
 extension PackFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .malformedURL: ErrorMap.answer(400, "bad_request", "Malformed pack URL.")
         case .noPack(let pack): ErrorMap.answer(404, "not_found", "No pack \"\(pack)\".")
@@ -125,7 +125,7 @@ extension EdgeFailure: AnswerableError {
 }
 
 extension ChunkPlan.Failure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .badAvailable: ErrorMap.answer(400, "bad_request", "`available` must be a non-negative integer (bytes free on the device).")
         case .badHave: ErrorMap.answer(400, "bad_request", "`have` must be a non-negative integer on a chunk boundary, at most downloadBytes.")
@@ -134,7 +134,7 @@ extension ChunkPlan.Failure: AnswerableError {
 }
 
 extension PurchaseFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .unsupportedMediaType: ErrorMap.answer(415, "unsupported_media_type", "The body must be application/json in UTF-8.")
         case .badRequest(let why): ErrorMap.answer(400, "bad_request", why)
@@ -165,7 +165,7 @@ extension PurchaseFailure: AnswerableError {
 /// after the one retry is `503 apple_unavailable` with Apple's `Retry-After`; a refused key or another
 /// bundle is `502 apple_misconfigured`.
 extension ServerAPIFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .invalid(let check, let code, let reason):
             ErrorMap.answer(422, "receipt_invalid", "The purchase could not be validated: \(reason).", appleErrorCode: code,
@@ -181,7 +181,7 @@ extension ServerAPIFailure: AnswerableError {
 }
 
 extension NotificationFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .badRequest(let why): ErrorMap.answer(400, "bad_request", why)
         case .wrongBundle(let why): ErrorMap.answer(400, "wrong_bundle", why)
@@ -198,7 +198,7 @@ extension NotificationFailure: AnswerableError {
 }
 
 extension AdminFailure: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .unauthorized:
             ErrorMap.answer(401, "unauthorized", "A valid admin token is required (Authorization: Bearer).", challenge: "Bearer")
@@ -270,7 +270,7 @@ extension ConsoleFailure: AnswerableError {
 }
 
 extension PublishError: AnswerableError {
-    var answer: APIError {
+    package var answer: APIError {
         switch self {
         case .invalid(let why): ErrorMap.answer(400, "bad_request", why)
         case .versionExists: ErrorMap.answer(409, "version_exists", description)

@@ -1,20 +1,22 @@
-import DepotWire
-import HTTP
-import Server
+package import DepotWire
+package import HTTP
+package import Server
 
 /// One route of the table: the methods it answers, its path template, its label, and its handler.
 ///
 /// A handler runs on an event loop and must not block; it answers with a `Handling` or throws an
 /// ``AnswerableError``, which the table turns into the error answer (``ErrorMap``) under the route's label.
-struct Route: Sendable {
-    typealias Handler = @Sendable (RouteRequest) throws -> Handling
+package struct Route: Sendable {
+    /// Answers a matched request (on its event loop).
+    package typealias Handler = @Sendable (RouteRequest) throws -> Handling
 
     let methods: [HTTPMethod]
     let template: PathTemplate
     let label: RouteLabel
     let handler: Handler
 
-    init(_ methods: [HTTPMethod], _ template: PathTemplate, _ label: RouteLabel, _ handler: @escaping Handler) {
+    /// `methods` on `template`, counted under `label`, answered by `handler`.
+    package init(_ methods: [HTTPMethod], _ template: PathTemplate, _ label: RouteLabel, _ handler: @escaping Handler) {
         self.methods = methods
         self.template = template
         self.label = label

@@ -1,6 +1,6 @@
 /// A route's name in the metrics (`depot_http_requests_total{route=...}`) and the access counters: a small,
 /// fixed set, one per route of the table plus the answers no route gives.
-enum RouteLabel: String, Sendable, CaseIterable {
+package enum RouteLabel: String, Sendable, CaseIterable {
     case products
     case healthz
     case metrics

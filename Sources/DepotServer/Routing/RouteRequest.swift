@@ -3,7 +3,7 @@ import HTTP
 
 /// What a route handler gets: the request head, its target, the parameters its template matched, and the
 /// event loop it runs on.
-struct RouteRequest: Sendable {
+package struct RouteRequest: Sendable {
     let head: RequestHead
     let target: RequestTarget
     let parameters: PathParameters
@@ -18,5 +18,5 @@ struct RouteRequest: Sendable {
 
     /// A matched parameter; "" when the template has none of that name (a table built from these templates
     /// always has them).
-    func parameter(_ name: String) -> String { parameters[name] ?? "" }
+    package func parameter(_ name: String) -> String { parameters[name] ?? "" }
 }

@@ -1,6 +1,6 @@
 import DepotWire
-import HTTP
-import Server
+package import HTTP
+package import Server
 
 /// The frozen route table: routes grouped by path template, most specific template first, and the areas.
 ///
@@ -12,7 +12,7 @@ import Server
 ///    (the template's methods in declaration order);
 /// 4. what the handler throws is answered by ``ErrorMap`` under the route's label. `404` and `405` inside an
 ///    area carry the area's label.
-struct RouteTable: Sendable {
+package struct RouteTable: Sendable {
     /// The routes of one template, and the `Allow` value they make.
     struct TemplateRoutes: Sendable {
         let template: PathTemplate
@@ -32,7 +32,7 @@ struct RouteTable: Sendable {
 
     /// A table answering only the routes whose labels are in `labels` (an operations listener serving
     /// `/healthz` and `/metrics`, say), with the same areas. Everything else is `404` there.
-    func subset(_ labels: Set<RouteLabel>) throws(RouteTableBuilder.Problem) -> RouteTable {
+    package func subset(_ labels: Set<RouteLabel>) throws(RouteTableBuilder.Problem) -> RouteTable {
         var builder = RouteTableBuilder()
         for area in areas { builder.area(area) }
         for route in routes where labels.contains(route.label) { builder.add(route) }
@@ -40,7 +40,7 @@ struct RouteTable: Sendable {
     }
 
     /// Answers a request whose path decoded to `segments` (without the root: `/a/b` is `["a", "b"]`).
-    func handle(_ head: RequestHead, target: RequestTarget, segments: [String], loop: Int, identity: RequestIdentity? = nil) -> Handling {
+    package func handle(_ head: RequestHead, target: RequestTarget, segments: [String], loop: Int, identity: RequestIdentity? = nil) -> Handling {
         let area = areas.first { $0.template.match(segments) != nil }
         if let area, let check = area.check, let refusal = check(head) {
             return Self.reply(refusal, area.label)
@@ -64,7 +64,7 @@ struct RouteTable: Sendable {
     }
 
     /// The labels of every route (what a subset can be made of).
-    var labels: Set<RouteLabel> { Set(routes.map(\.label)) }
+    package var labels: Set<RouteLabel> { Set(routes.map(\.label)) }
 
     private static func reply(_ error: any AnswerableError, _ label: RouteLabel) -> Handling {
         .reply(.response(error.answer.response(label)))

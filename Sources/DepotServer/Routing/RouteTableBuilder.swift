@@ -1,22 +1,22 @@
-import DepotWire
-import HTTP
+package import DepotWire
+package import HTTP
 
 /// Collects routes and areas, then validates and freezes them into a ``RouteTable`` (Hummingbird's router is
 /// the model: built, then frozen and checked at start-up).
-struct RouteTableBuilder: Sendable {
+package struct RouteTableBuilder: Sendable {
     /// A table that cannot be built: a malformed template, a route without methods, two routes for the same
     /// method and path shape, or two templates of the same shape spelled differently.
-    struct Problem: Error, Sendable, CustomStringConvertible {
-        let description: String
+    package struct Problem: Error, Sendable, CustomStringConvertible {
+        package let description: String
     }
 
     private var routes: [Route] = []
     private var areas: [RouteArea] = []
 
-    init() {}
+    package init() {}
 
     /// Adds one route: `methods` on `template`, counted under `label`, answered by `handler`.
-    mutating func add(_ methods: [HTTPMethod], _ template: PathTemplate, _ label: RouteLabel, _ handler: @escaping Route.Handler) {
+    package mutating func add(_ methods: [HTTPMethod], _ template: PathTemplate, _ label: RouteLabel, _ handler: @escaping Route.Handler) {
         routes.append(Route(methods, template, label, handler))
     }
 
@@ -25,7 +25,7 @@ struct RouteTableBuilder: Sendable {
     }
 
     /// Adds an area (see ``RouteArea``). Areas are tried in the order added.
-    mutating func area(_ template: PathTemplate, _ label: RouteLabel, check: RouteArea.Check? = nil) {
+    package mutating func area(_ template: PathTemplate, _ label: RouteLabel, check: RouteArea.Check? = nil) {
         areas.append(RouteArea(template, label, check: check))
     }
 
@@ -34,7 +34,7 @@ struct RouteTableBuilder: Sendable {
     }
 
     /// The frozen table, or the first problem found.
-    func build() throws(Problem) -> RouteTable {
+    package func build() throws(Problem) -> RouteTable {
         for template in routes.map(\.template) + areas.map(\.template) {
             if let problem = template.problem { throw Problem(description: "\(template): \(problem)") }
         }
@@ -60,7 +60,7 @@ struct RouteTableBuilder: Sendable {
     }
 
     /// `Allow`: the methods in declaration order, `HEAD` right after `GET` (RFC 9110 §10.2.1).
-    static func allow(_ routes: [Route]) -> String {
+    package static func allow(_ routes: [Route]) -> String {
         var methods: [HTTPMethod] = []
         for method in routes.flatMap(\.methods) where !methods.contains(method) {
             methods.append(method)

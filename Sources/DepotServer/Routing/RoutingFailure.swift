@@ -1,5 +1,5 @@
 /// Why the route table answers instead of a route.
-enum RoutingFailure: Error, Sendable, Equatable {
+package enum RoutingFailure: Error, Sendable, Equatable {
     /// No route has this path.
     case notFound
     /// A route has this path but not this method; `allow` lists the methods it has (`Allow`).

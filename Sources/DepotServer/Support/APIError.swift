@@ -1,10 +1,10 @@
 import DepotWire
 import HTTP
-import Server
+package import Server
 
 /// An error answer: status, the spec's body (`{"error": {"code": ..., "message": ...}}` plus typed extra
 /// fields) and extra header fields. ``ErrorMap`` makes one for every domain error.
-struct APIError: Error, Sendable {
+package struct APIError: Error, Sendable {
     var status: Int
     var body: ErrorBody
     var headers: HTTPFields
@@ -28,7 +28,7 @@ struct APIError: Error, Sendable {
     }
 
     /// The response, counted under `label`.
-    func response(_ label: RouteLabel) -> Response { response(route: label.rawValue) }
+    package func response(_ label: RouteLabel) -> Response { response(route: label.rawValue) }
 }
 
 extension APIError {

@@ -1,12 +1,17 @@
 import DepotCore
-import DepotWire
+package import DepotWire
 
 /// The catalog's part: no catalog ever loaded is `unavailable`; a failed reload while the last good catalog is
 /// served is `degraded` (one bad hand edit must not take every replica out of rotation).
-struct CatalogHealth: HealthContributor {
+package struct CatalogHealth: HealthContributor {
     let store: CatalogStore
 
-    func contribute(to report: inout HealthReport) async {
+    /// The part of `store`'s catalog.
+    package init(store: CatalogStore) {
+        self.store = store
+    }
+
+    package func contribute(to report: inout HealthReport) async {
         let snapshot = store.current
         let failure = store.lastFailure
         report.catalog = HealthReport.CatalogState(products: snapshot?.liveProductCount ?? 0,

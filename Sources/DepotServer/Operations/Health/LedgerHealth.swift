@@ -1,5 +1,5 @@
 import DepotCore
-import DepotWire
+package import DepotWire
 import Foundation
 import Ledger
 import Synchronization
@@ -7,7 +7,7 @@ import Synchronization
 /// The ledger's part (operations.md §3, scale-out.md §3). A SQLite ledger this instance cannot write makes it
 /// `unavailable` (purchases could not be recorded). A shared PostgreSQL ledger that cannot be reached makes it
 /// `degraded`: it still serves the lists, manifests and, for `--ledger-stale-max` seconds, downloads.
-struct LedgerHealth: HealthContributor {
+package struct LedgerHealth: HealthContributor {
     let backend: LedgerBackend
     /// A cheap write probe.
     let writable: @Sendable () async -> Bool
@@ -29,14 +29,14 @@ struct LedgerHealth: HealthContributor {
     }
 
     /// A SQLite ledger's part with the write probe `writable`.
-    init(writable: @escaping @Sendable () async -> Bool) {
+    package init(writable: @escaping @Sendable () async -> Bool) {
         backend = .sqlite
         self.writable = writable
         feed = { (true, Date()) }
         staleMax = 0
     }
 
-    func contribute(to report: inout HealthReport) async {
+    package func contribute(to report: inout HealthReport) async {
         let ok: Bool
         switch backend {
         case .sqlite:

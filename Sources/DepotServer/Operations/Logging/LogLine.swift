@@ -2,9 +2,9 @@ import DepotWire
 
 /// Renders one log line in either format (operations.md §2). Text: `TIME LEVEL [REQUEST-ID] message`; JSON: one
 /// object with `time`, `level`, `event`, `requestId` (when there is one) and the line's own fields.
-enum LogLine {
+package enum LogLine {
     /// A line with a message.
-    static func render(format: LogFormat, level: LogLevel, event: LogEvent, requestID: String?, message: String,
+    package static func render(format: LogFormat, level: LogLevel, event: LogEvent, requestID: String?, message: String,
                        time: String = LogTimestamp.now()) -> String {
         let message = sanitized(message)
         switch format {
@@ -45,7 +45,7 @@ enum LogLine {
     }
 
     /// Milliseconds with at most three decimals (`0.125`, `12`).
-    static func milliseconds(_ value: Double) -> String {
+    package static func milliseconds(_ value: Double) -> String {
         let thousandths = Int64((max(0, value) * 1000).rounded())
         let whole = thousandths / 1000
         let fraction = thousandths % 1000

@@ -1,16 +1,16 @@
 import Glibc
 
 /// The time on every log line: RFC 3339 in UTC with milliseconds, `2026-12-01T08:30:00.123Z` (operations.md §2).
-enum LogTimestamp {
+package enum LogTimestamp {
     /// The current time.
-    static func now() -> String {
+    package static func now() -> String {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return format(seconds: Int(spec.tv_sec), milliseconds: Int(spec.tv_nsec / 1_000_000))
     }
 
     /// `seconds` since 1970 plus `milliseconds` (0–999).
-    static func format(seconds: Int, milliseconds: Int) -> String {
+    package static func format(seconds: Int, milliseconds: Int) -> String {
         var time = time_t(seconds)
         var parts = tm()
         gmtime_r(&time, &parts)

@@ -28,7 +28,7 @@ public struct AddressBlock: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether `address` is inside the block.
-    func contains(_ address: IPAddress) -> Bool {
+    package func contains(_ address: IPAddress) -> Bool {
         guard address.bytes.count == network.bytes.count else { return false }
         var remaining = prefixLength
         for index in network.bytes.indices where remaining > 0 {

@@ -1,6 +1,6 @@
 import DepotCrypto
 import Foundation
-import HTTP
+package import HTTP
 import Synchronization
 
 /// Gives every request its identity (operations.md §2, scale-out.md §5).
@@ -9,7 +9,7 @@ import Synchronization
 /// `X-Forwarded-For`) and about the request's ID (`X-Request-ID`, when it is 1–128 visible ASCII characters).
 /// Otherwise the peer is the client and the ID is generated: a random prefix per process and a counter per event
 /// loop, 20 hex digits, unique within the process and, with 32 random bits, practically across a fleet.
-final class RequestIdentifier: Sendable {
+package final class RequestIdentifier: Sendable {
     let trustedProxies: [AddressBlock]
     private let prefix: String
     private let counters: [Counter]
@@ -18,7 +18,8 @@ final class RequestIdentifier: Sendable {
         let value = Atomic<UInt64>(0)
     }
 
-    init(trustedProxies: [AddressBlock], loops: Int) {
+    /// Believes the peers inside `trustedProxies`; generates IDs for `loops` event loops.
+    package init(trustedProxies: [AddressBlock], loops: Int) {
         self.trustedProxies = trustedProxies
         prefix = Hex.encode(SecureRandom.bytes(4))
         counters = (0..<max(1, loops)).map { _ in Counter() }
@@ -49,7 +50,7 @@ final class RequestIdentifier: Sendable {
     }
 
     /// A fresh ID (requests the engine refused before a head was read).
-    func generate(loop: Int) -> String {
+    package func generate(loop: Int) -> String {
         let counter = counters[loop % counters.count]
         // Loop `l` of `n` counts l, l + n, l + 2n, ...: every loop's IDs are its own.
         let n = counter.value.wrappingAdd(1, ordering: .relaxed).oldValue &* UInt64(counters.count) &+ UInt64(loop % counters.count)
@@ -58,7 +59,7 @@ final class RequestIdentifier: Sendable {
     }
 
     /// 1–128 visible ASCII characters (`!` to `~`).
-    static func isAcceptableRequestID(_ value: String) -> Bool {
+    package static func isAcceptableRequestID(_ value: String) -> Bool {
         let bytes = value.utf8
         return !bytes.isEmpty && bytes.count <= 128 && bytes.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
     }
@@ -76,7 +77,7 @@ final class RequestIdentifier: Sendable {
     /// The client a trusted proxy reports: the hops of `Forwarded` (RFC 7239 `for=`) or else `X-Forwarded-For`,
     /// read from the nearest hop outwards past the trusted proxies; the first hop that is not one is the client.
     /// Nil when the fields say nothing usable.
-    func client(_ fields: HTTPFields, peer: String) -> String? {
+    package func client(_ fields: HTTPFields, peer: String) -> String? {
         var hops: [IPAddress?] = []
         let forwarded = fields.values("forwarded")
         if !forwarded.isEmpty {

@@ -3,7 +3,7 @@ import Server
 
 /// Who a request is from and what it is called in the logs: its request ID (sent back as `X-Request-ID`) and the
 /// client's address (operations.md §2, scale-out.md §5).
-struct RequestIdentity: Sendable {
+package struct RequestIdentity: Sendable {
     let requestID: String
     /// The client: the socket's peer, or what a trusted proxy said.
     let clientAddress: String
