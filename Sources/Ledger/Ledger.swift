@@ -220,6 +220,13 @@ public final class Ledger: Sendable {
         return try await sqlite.pragma(name)
     }
 
+    /// The statements a SQLite ledger's connection has run so far (`nil` for PostgreSQL, whose connections
+    /// count round trips: `postgresPool`): tests hold a read to a budget of queries with it.
+    package func sqliteStatementsRun() async throws(LedgerError) -> Int? {
+        guard let sqlite = storage as? SQLiteLedgerStorage else { return nil }
+        return try await sqlite.statementsRun()
+    }
+
     /// The connection pool of a PostgreSQL ledger (`nil` for SQLite): tests count its round trips and
     /// reconnects through it.
     package var postgresPool: PostgresPool? { (storage as? PostgresLedgerStorage)?.pool }

@@ -46,6 +46,9 @@ package struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible 
 package final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used only from the owning Ledger's serial queue.
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The statements run so far (each `query`/`run`, and each `execute` however many statements its text
+    /// holds), for tests that hold a read to a budget.
+    package private(set) var statementsRun = 0
 
     /// Opens (and with `create`, creates) the database file at `path`.
     package init(path: String, readOnly: Bool = false, create: Bool = true) throws(SQLiteError) {
@@ -93,6 +96,7 @@ package final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used on
     /// Runs one or more statements that take no parameters and return nothing of interest.
     package func execute(_ sql: String) throws(SQLiteError) {
         let db = try open()
+        statementsRun += 1
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
         if rc != SQLITE_OK {
@@ -113,6 +117,7 @@ package final class SQLiteDatabase: @unchecked Sendable { // @unchecked: used on
     /// Runs one statement with `values` bound to its `?` parameters and returns every row it produced.
     package func query(_ sql: String, _ values: [SQLiteValue] = []) throws(SQLiteError) -> [[SQLiteValue]] {
         let db = try open()
+        statementsRun += 1
         let statement = try prepared(sql, db)
         defer {
             sqlite3_reset(statement)

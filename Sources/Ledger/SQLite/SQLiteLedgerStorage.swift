@@ -245,6 +245,11 @@ final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
+    /// The statements the connection has run so far (tests).
+    func statementsRun() async throws(LedgerError) -> Int {
+        try await read { database in database.statementsRun }
+    }
+
     /// Runs `body` as a read on the ledger's queue (failures are `readFailed`).
     func read<Value: Sendable>(
         _ body: @escaping @Sendable (SQLiteDatabase) throws(SQLiteError) -> Value
