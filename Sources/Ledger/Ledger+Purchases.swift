@@ -10,7 +10,7 @@ extension Ledger {
     /// when the ledger has no such transaction.
     public func purchase(transactionID: String) async throws(LedgerError) -> PurchaseRecord? {
         guard let rows = try await storage.purchaseRows(transactionID: transactionID) else { return nil }
-        return try await withRecords(PurchaseRecord.assemble(rows, revoked: isRevoked)).first
+        return PurchaseRecord.assemble(rows, revoked: isRevoked).first
     }
 
     /// The purchases bound to `account`, newest first (by purchase date, then by original transaction ID,
@@ -18,7 +18,7 @@ extension Ledger {
     public func purchases(account: String, after: PurchaseCursor? = nil, limit: Int = Ledger.purchasePageLimit) async throws(LedgerError) -> PurchasePage {
         let limit = min(max(limit, 1), Self.purchasePageLimit)
         let rows = try await storage.purchaseRows(account: account, after: after, limit: limit)
-        let records = try await withRecords(PurchaseRecord.assemble(rows, revoked: isRevoked))
+        let records = PurchaseRecord.assemble(rows, revoked: isRevoked)
         let last = rows.originals.last
         return PurchasePage(purchases: records,
                             next: rows.more ? last.map { PurchaseCursor(purchasedMS: $0.purchasedMS, originalTransactionID: $0.id) } : nil)
@@ -50,17 +50,6 @@ extension Ledger {
             return SupportChange(purchase: purchase, notificationID: "admin:restore:\(originalTransactionID):\(lifted)",
                                  type: "ADMIN_RESTORE", revoke: [], restore: restore)
         }
-    }
-
-    /// `records` with their delivery record and consumption answers.
-    private func withRecords(_ records: [PurchaseRecord]) async throws(LedgerError) -> [PurchaseRecord] {
-        var filled = records
-        for index in filled.indices {
-            let original = filled[index].originalTransactionID
-            filled[index].deliveries = try await deliverySummary(originalTransactionID: original)
-            filled[index].consumptionAnswers = try await consumptionAnswers(originalTransactionID: original)
-        }
-        return filled
     }
 
     private var isRevoked: (String) -> Bool {

@@ -32,7 +32,8 @@ protocol LedgerStorage: Sendable {
     func purchaseRows(transactionID: String) async throws(LedgerError) -> PurchaseRows?
 
     /// The rows of up to `limit` purchases bound to `account` after `after`, newest first (see
-    /// `Ledger.purchases(account:after:limit:)`).
+    /// `Ledger.purchases(account:after:limit:)`): one read of a few statements, however many purchases it
+    /// finds (each detail read names them all at once).
     func purchaseRows(account: String, after: PurchaseCursor?, limit: Int) async throws(LedgerError) -> PurchaseRows
 
     /// See `Ledger.claimNotificationSync(environment:owner:now:lease:)`.

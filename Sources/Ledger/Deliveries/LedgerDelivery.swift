@@ -46,4 +46,10 @@ extension LedgerDelivery {
     static func fileKey(pack: String, version: Int, path: String) -> String {
         "\(pack)\u{0}\(version)\u{0}\(path)"
     }
+
+    /// A key naming one file of one pack version sent to the purchase `original` (the stores group the chunks
+    /// of several purchases by it).
+    static func fileKey(original: String, pack: String, version: Int, path: String) -> String {
+        original + "\u{0}" + fileKey(pack: pack, version: version, path: path)
+    }
 }

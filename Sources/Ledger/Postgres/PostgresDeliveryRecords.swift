@@ -69,32 +69,39 @@ struct PostgresDeliveryRecords {
         return progress
     }
 
-    /// See `SQLiteDeliveryRecords.deliveries`.
+    /// See `SQLiteDeliveryRecords.deliveries(originalTransactionID:)`.
     func deliveries(originalTransactionID: String) throws(PostgresError) -> [LedgerDelivery] {
+        try deliveries(of: [originalTransactionID])
+    }
+
+    /// See `SQLiteDeliveryRecords.deliveries(of:)`: two statements, however many purchases.
+    func deliveries(of originals: [String]) throws(PostgresError) -> [LedgerDelivery] {
+        let ids = PostgresValue.textArray(originals)
         let files = try connection.query(
             """
-            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes FROM delivery_files
-            WHERE original_transaction_id = $1 ORDER BY pack, version, path
-            """, [.text(originalTransactionID)]).rows
+            SELECT original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes
+            FROM delivery_files WHERE original_transaction_id = ANY($1::text[])
+            ORDER BY original_transaction_id, pack, version, path
+            """, [ids]).rows
         var chunks: [String: [DeliveredChunk]] = [:]
         for row in try connection.query(
             """
-            SELECT pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
-            WHERE original_transaction_id = $1 ORDER BY pack, version, path, chunk_offset
-            """, [.text(originalTransactionID)]).rows {
-            let file = LedgerDelivery.fileKey(pack: row[0] ?? "", version: Int(row[1] ?? "") ?? 0, path: row[2] ?? "")
+            SELECT original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
+            WHERE original_transaction_id = ANY($1::text[]) ORDER BY original_transaction_id, pack, version, path, chunk_offset
+            """, [ids]).rows {
+            let file = LedgerDelivery.fileKey(original: row[0] ?? "", pack: row[1] ?? "", version: Int(row[2] ?? "") ?? 0, path: row[3] ?? "")
             chunks[file, default: []].append(DeliveredChunk(
-                offset: Int64(row[3] ?? "") ?? 0, length: Int64(row[4] ?? "") ?? 0,
-                deliveredAt: LedgerTime.date(Int64(row[5] ?? "") ?? 0)))
+                offset: Int64(row[4] ?? "") ?? 0, length: Int64(row[5] ?? "") ?? 0,
+                deliveredAt: LedgerTime.date(Int64(row[6] ?? "") ?? 0)))
         }
         return files.map { row in
-            let (pack, version, path) = (row[0] ?? "", Int(row[1] ?? "") ?? 0, row[2] ?? "")
+            let (original, pack, version, path) = (row[0] ?? "", row[1] ?? "", Int(row[2] ?? "") ?? 0, row[3] ?? "")
             return LedgerDelivery(
-                originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
-                chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
-                sent: (row[3]).flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
-                firstSent: LedgerTime.date(Int64(row[4] ?? "") ?? 0), lastSent: LedgerTime.date(Int64(row[5] ?? "") ?? 0),
-                versionTotals: row[6].flatMap { Int($0) }.flatMap { chunks in row[7].flatMap { Int64($0) }.map { VersionTotals(chunks: chunks, bytes: $0) } })
+                originalTransactionID: original, pack: pack, version: version, path: path,
+                chunks: chunks[LedgerDelivery.fileKey(original: original, pack: pack, version: version, path: path)] ?? [],
+                sent: (row[4]).flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
+                firstSent: LedgerTime.date(Int64(row[5] ?? "") ?? 0), lastSent: LedgerTime.date(Int64(row[6] ?? "") ?? 0),
+                versionTotals: row[7].flatMap { Int($0) }.flatMap { chunks in row[8].flatMap { Int64($0) }.map { VersionTotals(chunks: chunks, bytes: $0) } })
         }
     }
 }

@@ -109,10 +109,15 @@ package struct PostgresOutbox {
                                  [.text(queue.rawValue)]).scalar ?? "0") ?? 0
     }
 
-    /// See `SQLiteOutbox.items`.
+    /// See `SQLiteOutbox.items(queue:orderingKey:)`.
     func items(queue: OutboxQueue, orderingKey: String) throws(PostgresError) -> [OutboxItem] {
-        try connection.query("SELECT \(Self.columns) FROM outbox WHERE queue = $1 AND ordering_key = $2 ORDER BY id",
-                             [.text(queue.rawValue), .text(orderingKey)]).rows.map(Self.item)
+        try items(queue: queue, orderingKeys: [orderingKey])
+    }
+
+    /// See `SQLiteOutbox.items(queue:orderingKeys:)`.
+    func items(queue: OutboxQueue, orderingKeys: [String]) throws(PostgresError) -> [OutboxItem] {
+        try connection.query("SELECT \(Self.columns) FROM outbox WHERE queue = $1 AND ordering_key = ANY($2::text[]) ORDER BY id",
+                             [.text(queue.rawValue), PostgresValue.textArray(orderingKeys)]).rows.map(Self.item)
     }
 
     private static func item(_ row: [String?]) -> OutboxItem {

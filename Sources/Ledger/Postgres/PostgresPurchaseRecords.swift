@@ -43,11 +43,13 @@ struct PostgresPurchaseRecords {
         return try details(rows)
     }
 
-    /// `rows` with the transactions, bindings and revocations of its originals.
+    /// `rows` with the transactions, bindings, revocations, delivery record and consumption answers of its
+    /// originals: six statements, however many originals.
     private func details(_ rows: PurchaseRows) throws(PostgresError) -> PurchaseRows {
         var rows = rows
         guard !rows.originals.isEmpty else { return rows }
-        let ids = PostgresValue.textArray(rows.originals.map(\.id))
+        let originals = rows.originals.map(\.id)
+        let ids = PostgresValue.textArray(originals)
         rows.transactions = try connection.query(
             """
             SELECT transaction_id, original_transaction_id, product_id, environment, purchase_date_ms, expires_date_ms,
@@ -71,6 +73,8 @@ struct PostgresPurchaseRecords {
             LedgerExport.Revocation(transactionID: row[0] ?? "", originalTransactionID: row[1] ?? "", revokedAtMS: Self.integer(row[2]) ?? 0,
                                     reason: row[3] ?? "", restoredAtMS: Self.integer(row[4]), restoredBy: row[5])
         }
+        rows.deliveries = try PostgresDeliveryRecords(connection: connection).deliveries(of: originals)
+        rows.consumptionItems = try PostgresOutbox(connection: connection).items(queue: .consumption, orderingKeys: originals)
         return rows
     }
 

@@ -40,11 +40,14 @@ public struct PurchaseRecord: Sendable, Equatable {
         self.consumptionAnswers = consumptionAnswers
     }
 
-    /// The records of `rows`, in the order of `rows.originals`; `revoked` says whether an original is cut off.
+    /// The records of `rows`, in the order of `rows.originals`, with their delivery record and consumption
+    /// answers; `revoked` says whether an original is cut off.
     static func assemble(_ rows: PurchaseRows, revoked: (String) -> Bool) -> [PurchaseRecord] {
         let transactions = Dictionary(grouping: rows.transactions, by: \.originalTransactionID)
         let bindings = Dictionary(grouping: rows.bindings, by: \.originalTransactionID)
         let revocations = Dictionary(grouping: rows.revocations, by: \.originalTransactionID)
+        let deliveries = Dictionary(grouping: rows.deliveries, by: \.originalTransactionID)
+        let answers = Dictionary(grouping: rows.consumptionItems, by: \.entry.orderingKey)
         return rows.originals.compactMap { original in
             let revokedInForce = Dictionary((revocations[original.id] ?? []).filter { $0.restoredAtMS == nil }
                 .map { ($0.transactionID, $0.revokedAtMS) }, uniquingKeysWith: { first, _ in first })
@@ -65,7 +68,9 @@ public struct PurchaseRecord: Sendable, Equatable {
                     .map { AccountBinding(account: $0.account, boundAt: LedgerTime.date($0.boundAtMS)) },
                 revocations: (revocations[original.id] ?? []).sorted { ($0.revokedAtMS, $0.transactionID) < ($1.revokedAtMS, $1.transactionID) }
                     .map(Self.revocation),
-                revoked: revoked(original.id))
+                revoked: revoked(original.id),
+                deliveries: DeliverySummary.of(deliveries[original.id] ?? []),
+                consumptionAnswers: (answers[original.id] ?? []).sorted { $0.id < $1.id }.compactMap(LedgerConsumptionAnswer.init))
         }
     }
 

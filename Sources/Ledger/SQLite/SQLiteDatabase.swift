@@ -26,6 +26,28 @@ package enum SQLiteValue: Sendable, Equatable {
         if case .blob(let value) = self { return value }
         return nil
     }
+
+    /// `texts` as one JSON array, for SQL that reads a list of values from one parameter with
+    /// `IN (SELECT value FROM json_each(?))`: one statement, however many values.
+    package static func textList(_ texts: some Sequence<String>) -> SQLiteValue {
+        var json = "["
+        for (offset, text) in texts.enumerated() {
+            if offset > 0 { json += "," }
+            json += "\""
+            for scalar in text.unicodeScalars {
+                switch scalar {
+                case "\"": json += "\\\""
+                case "\\": json += "\\\\"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    json += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: json.unicodeScalars.append(scalar)
+                }
+            }
+            json += "\""
+        }
+        return .text(json + "]")
+    }
 }
 
 /// A failed SQLite call: the (extended) result code and SQLite's message.

@@ -69,29 +69,39 @@ struct SQLiteDeliveryRecords {
 
     /// Every file record of `originalTransactionID`, by pack, version and path.
     func deliveries(originalTransactionID: String) throws(SQLiteError) -> [LedgerDelivery] {
+        try deliveries(of: [originalTransactionID])
+    }
+
+    /// Every file record of the purchases `originals`, by purchase, pack, version and path: two statements,
+    /// however many purchases.
+    func deliveries(of originals: [String]) throws(SQLiteError) -> [LedgerDelivery] {
+        let ids = SQLiteValue.textList(originals)
         let files = try database.query(
             """
-            SELECT pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes FROM delivery_files
-            WHERE original_transaction_id = ? ORDER BY pack, version, path
-            """, [.text(originalTransactionID)])
+            SELECT original_transaction_id, pack, version, path, sent_ranges, first_sent_ms, last_sent_ms, version_chunks, version_bytes
+            FROM delivery_files WHERE original_transaction_id IN (SELECT value FROM json_each(?))
+            ORDER BY original_transaction_id, pack, version, path
+            """, [ids])
         var chunks: [String: [DeliveredChunk]] = [:]
         for row in try database.query(
             """
-            SELECT pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
-            WHERE original_transaction_id = ? ORDER BY pack, version, path, chunk_offset
-            """, [.text(originalTransactionID)]) {
-            let file = LedgerDelivery.fileKey(pack: row[0].text ?? "", version: Int(row[1].integer ?? 0), path: row[2].text ?? "")
+            SELECT original_transaction_id, pack, version, path, chunk_offset, chunk_length, delivered_ms FROM delivered_chunks
+            WHERE original_transaction_id IN (SELECT value FROM json_each(?))
+            ORDER BY original_transaction_id, pack, version, path, chunk_offset
+            """, [ids]) {
+            let file = LedgerDelivery.fileKey(original: row[0].text ?? "", pack: row[1].text ?? "", version: Int(row[2].integer ?? 0),
+                                              path: row[3].text ?? "")
             chunks[file, default: []].append(DeliveredChunk(
-                offset: row[3].integer ?? 0, length: row[4].integer ?? 0, deliveredAt: LedgerTime.date(row[5].integer ?? 0)))
+                offset: row[4].integer ?? 0, length: row[5].integer ?? 0, deliveredAt: LedgerTime.date(row[6].integer ?? 0)))
         }
         return files.map { row in
-            let (pack, version, path) = (row[0].text ?? "", Int(row[1].integer ?? 0), row[2].text ?? "")
+            let (original, pack, version, path) = (row[0].text ?? "", row[1].text ?? "", Int(row[2].integer ?? 0), row[3].text ?? "")
             return LedgerDelivery(
-                originalTransactionID: originalTransactionID, pack: pack, version: version, path: path,
-                chunks: chunks[LedgerDelivery.fileKey(pack: pack, version: version, path: path)] ?? [],
-                sent: row[3].text.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
-                firstSent: LedgerTime.date(row[4].integer ?? 0), lastSent: LedgerTime.date(row[5].integer ?? 0),
-                versionTotals: row[6].integer.flatMap { chunks in row[7].integer.map { VersionTotals(chunks: Int(chunks), bytes: $0) } })
+                originalTransactionID: original, pack: pack, version: version, path: path,
+                chunks: chunks[LedgerDelivery.fileKey(original: original, pack: pack, version: version, path: path)] ?? [],
+                sent: row[4].text.flatMap(ByteCoverage.init(encoded:)) ?? ByteCoverage(),
+                firstSent: LedgerTime.date(row[5].integer ?? 0), lastSent: LedgerTime.date(row[6].integer ?? 0),
+                versionTotals: row[7].integer.flatMap { chunks in row[8].integer.map { VersionTotals(chunks: Int(chunks), bytes: $0) } })
         }
     }
 

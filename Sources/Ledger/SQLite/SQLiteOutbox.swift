@@ -96,8 +96,14 @@ struct SQLiteOutbox {
 
     /// The items of `queue` with `orderingKey`, oldest first.
     func items(queue: OutboxQueue, orderingKey: String) throws(SQLiteError) -> [OutboxItem] {
-        try database.query("SELECT \(Self.columns) FROM outbox WHERE queue = ? AND ordering_key = ? ORDER BY id",
-                           [.text(queue.rawValue), .text(orderingKey)]).map(Self.item)
+        try items(queue: queue, orderingKeys: [orderingKey])
+    }
+
+    /// The items of `queue` with any of `orderingKeys`, oldest first: one statement, however many keys.
+    func items(queue: OutboxQueue, orderingKeys: [String]) throws(SQLiteError) -> [OutboxItem] {
+        try database.query(
+            "SELECT \(Self.columns) FROM outbox WHERE queue = ? AND ordering_key IN (SELECT value FROM json_each(?)) ORDER BY id",
+            [.text(queue.rawValue), SQLiteValue.textList(orderingKeys)]).map(Self.item)
     }
 
     /// Every outbox row, oldest first, without claims (for the copy to PostgreSQL, inside the export's read).

@@ -46,28 +46,35 @@ struct SQLitePurchaseRecords {
         }
     }
 
-    /// `rows` with the transactions, bindings and revocations of its originals.
+    /// `rows` with the transactions, bindings, revocations, delivery record and consumption answers of its
+    /// originals: six statements, however many originals (each reads the originals' list from one parameter).
     private func details(_ rows: PurchaseRows) throws(SQLiteError) -> PurchaseRows {
         var rows = rows
-        for original in rows.originals.map(\.id) {
-            rows.transactions += try database.query(
-                "SELECT \(LedgerExport.Transaction.sqliteColumns) FROM transactions WHERE original_transaction_id = ?", [.text(original)]
-            ).map(LedgerExport.Transaction.init(sqliteRow:))
-            rows.bindings += try database.query(
-                "SELECT original_transaction_id, account, bound_at_ms FROM account_bindings WHERE original_transaction_id = ?",
-                [.text(original)]
-            ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }
-            rows.revocations += try database.query(
-                """
-                SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms, restored_by FROM revocations
-                WHERE original_transaction_id = ?
-                """, [.text(original)]
-            ).map { row in
-                LedgerExport.Revocation(
-                    transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", revokedAtMS: row[2].integer ?? 0,
-                    reason: row[3].text ?? "", restoredAtMS: row[4].integer, restoredBy: row[5].text)
-            }
+        guard !rows.originals.isEmpty else { return rows }
+        let originals = rows.originals.map(\.id)
+        let ids = SQLiteValue.textList(originals)
+        rows.transactions = try database.query(
+            "SELECT \(LedgerExport.Transaction.sqliteColumns) FROM transactions WHERE original_transaction_id IN (SELECT value FROM json_each(?))",
+            [ids]
+        ).map(LedgerExport.Transaction.init(sqliteRow:))
+        rows.bindings = try database.query(
+            """
+            SELECT original_transaction_id, account, bound_at_ms FROM account_bindings
+            WHERE original_transaction_id IN (SELECT value FROM json_each(?))
+            """, [ids]
+        ).map { LedgerExport.Binding(originalTransactionID: $0[0].text ?? "", account: $0[1].text ?? "", boundAtMS: $0[2].integer ?? 0) }
+        rows.revocations = try database.query(
+            """
+            SELECT transaction_id, original_transaction_id, revoked_at_ms, reason, restored_at_ms, restored_by FROM revocations
+            WHERE original_transaction_id IN (SELECT value FROM json_each(?))
+            """, [ids]
+        ).map { row in
+            LedgerExport.Revocation(
+                transactionID: row[0].text ?? "", originalTransactionID: row[1].text ?? "", revokedAtMS: row[2].integer ?? 0,
+                reason: row[3].text ?? "", restoredAtMS: row[4].integer, restoredBy: row[5].text)
         }
+        rows.deliveries = try SQLiteDeliveryRecords(database: database).deliveries(of: originals)
+        rows.consumptionItems = try SQLiteOutbox(database: database).items(queue: .consumption, orderingKeys: originals)
         return rows
     }
 
