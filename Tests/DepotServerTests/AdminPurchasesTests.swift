@@ -24,7 +24,7 @@ import DepotServer
         raw += "\r\n"
         let depot = fixture.depot
         let request = raw
-        return try await Blocking.run { try depot.request(request) }
+        return try await OffPool.run { try depot.request(request) }
     }
 
     static func purchases(_ response: RawResponse) -> [[String: Any]] {

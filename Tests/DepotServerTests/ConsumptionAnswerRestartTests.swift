@@ -12,7 +12,7 @@ import Testing
         let port = instance.port
         let request = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\n\r\n" + body
-        return try await Blocking.run {
+        return try await OffPool.run {
             let connection = try RawHTTPConnection(port: port)
             connection.send(request)
             return try connection.readResponse(timeout: 30)
@@ -25,7 +25,7 @@ import Testing
         let apple = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID, sharedSecret: nil, pki: pki)
         let tree = TemporaryDirectory("depot-consumption-kill")
         let treePath = tree.path
-        try await Blocking.run { try TestDepot.copySample(into: treePath) }
+        try await OffPool.run { try TestDepot.copySample(into: treePath) }
         tree.write("root.pem", pki.rootPEM)
         let key = apple.serverAPI.key
         let keyFile = try key.writeKeyFile(into: treePath)

@@ -32,7 +32,7 @@ import DepotServer
         var fields = ["Authorization": "Bearer \(token)"]
         fields["Range"] = range
         let depot = fixture.depot
-        let answer = try await Blocking.run { [fields] in try depot.get("/v1/packs/level2/1/files/\(path)", fields) }
+        let answer = try await OffPool.run { [fields] in try depot.get("/v1/packs/level2/1/files/\(path)", fields) }
         #expect(answer.status == (range == nil ? 200 : 206), "\(path) \(range ?? ""): \(answer.status)")
     }
 
@@ -147,7 +147,7 @@ import DepotServer
         #expect(recorded.first?.attempts == 2)
         #expect(recorded.first?.sent?.refundPreference == "GRANT_FULL")
         let depot = fixture.depot
-        let metrics = try await Blocking.run { try depot.get("/metrics") }.text
+        let metrics = try await OffPool.run { try depot.get("/metrics") }.text
         #expect(metrics.contains("depot_consumption_answers_total{outcome=\"sent\"} 1"))
         #expect(metrics.contains("depot_consumption_answers_total{outcome=\"failed\"} 1"))
         await fixture.stop()
@@ -172,7 +172,7 @@ import DepotServer
         #expect(fixture.apple.serverAPI.calls(.consumption) == 1)
         #expect(fixture.apple.serverAPI.consumptionRequests.isEmpty)
         let depot = fixture.depot
-        let metrics = try await Blocking.run { try depot.get("/metrics") }.text
+        let metrics = try await OffPool.run { try depot.get("/metrics") }.text
         #expect(metrics.contains("depot_consumption_answers_total{outcome=\"abandoned\"} 1"))
         #expect(metrics.contains("depot_consumption_answers_total{outcome=\"sent\"} 0"))
         await fixture.stop()

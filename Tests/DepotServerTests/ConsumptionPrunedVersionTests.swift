@@ -16,7 +16,7 @@ import DepotServer
             let token = fixture.token(transaction: purchase)
             for file in fixture.manifest.files {
                 let url = fixture.fileURL(file.path)
-                let answer = try await onThread { try fixture.request(url, credential: .bearer(token)) }
+                let answer = try await OffPool.run { try fixture.request(url, credential: .bearer(token)) }
                 #expect(answer.status == 200, "\(file.path): \(answer.summary)")
             }
             let chunks = fixture.manifest.files.reduce(0) { $0 + $1.chunks.count }

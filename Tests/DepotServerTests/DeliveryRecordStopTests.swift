@@ -12,7 +12,7 @@ import DepotServer
     @Test func sigtermWithinTheIntervalWritesWhatWasSent() async throws {
         let tree = TemporaryDirectory("depot-sigterm-record")
         let treePath = tree.path
-        try await Blocking.run { try TestDepot.copySample(into: treePath) }
+        try await OffPool.run { try TestDepot.copySample(into: treePath) }
         let secret = "sigterm-record-secret-0123456789-abcdef"
         let instance = try await DepotInstance.start("sigterm", arguments: [
             "--loops", "1", "--access-log", "off", "--catalog", tree.path + "/catalog", "--content", tree.path + "/content",

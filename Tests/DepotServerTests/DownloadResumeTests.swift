@@ -22,7 +22,7 @@ import Testing
             let firstToken = fixture.token()
 
             // First attempt: rate-limited to stdout, SIGKILLed once some bytes have arrived.
-            let partial = try await onThread { () throws -> Data in
+            let partial = try await OffPool.run { () throws -> Data in
                 let child = try SpawnedChild.start(curl, ["-s", "--limit-rate", "1M", "-H", "Authorization: Bearer \(firstToken)", url])
                 var received = Data()
                 while received.count < 256 * 1024 {
@@ -41,7 +41,7 @@ import Testing
 
             // Resume with a fresh token in the query (as after `token_expired`): curl asks for `bytes=<size>-`.
             let secondToken = fixture.token(transaction: "1000000000000001", account: "resumer")
-            let resumed = try await onThread {
+            let resumed = try await OffPool.run {
                 try ProcessRunner.run(curl, ["-s", "-S", "-C", "-", "-o", path, "-w", "%{http_code} %{size_download}",
                                              url + "?token=" + secondToken])
             }
@@ -62,7 +62,7 @@ import Testing
         let path = out.path + "/chunks.bin"
         try Data(try #require(fixture.contents["chunks.bin"])).write(to: URL(fileURLWithPath: path))
         let token = fixture.token()
-        let result = try await onThread {
+        let result = try await OffPool.run {
             try ProcessRunner.run(curl, ["-s", "-C", "-", "-o", path, "-w", "%{http_code}", "-H", "Authorization: Bearer \(token)",
                                          fixture.depot.baseURL + entry.url])
         }

@@ -25,7 +25,7 @@ import Server
             let expectedSHA = try fixture.entry(Self.hugeFile).sha256
 
             // 1. A client asks for the huge file and never reads.
-            let stall = try await onThread { () throws -> (seconds: Double?, received: Int, closed: Bool) in
+            let stall = try await OffPool.run { () throws -> (seconds: Double?, received: Int, closed: Bool) in
                 let stalled = try RawHTTPConnection(port: port)
                 stalled.limitReceiveBuffer(to: 16 * 1024)
                 stalled.send(request)
@@ -62,7 +62,7 @@ import Server
 
             // 2. A slow but steady reader: small reads, a pause well under the timeout after every 2 MiB,
             //    more than the timeout in all — it completes.
-            let steady = try await onThread { () throws -> (sha: String, seconds: Double) in
+            let steady = try await OffPool.run { () throws -> (sha: String, seconds: Double) in
                 let connection = try RawHTTPConnection(port: port)
                 connection.limitReceiveBuffer(to: 64 * 1024)
                 connection.send(request)

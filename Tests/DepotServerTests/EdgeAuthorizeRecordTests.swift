@@ -15,7 +15,7 @@ import DepotServer
         var headers = ["X-Original-URI": fixture.fileURL("range.bin")]
         if let secret { headers[EdgeRoutes.secretField] = secret }
         let (token, fields) = (fixture.token(transaction: transaction), headers)
-        return try await onThread { try fixture.request("/v1/edge/authorize", fields, credential: .bearer(token)) }
+        return try await OffPool.run { try fixture.request("/v1/edge/authorize", fields, credential: .bearer(token)) }
     }
 
     /// What the ledger of the stopped server `fixture` recorded for each of `transactions`, by transaction.

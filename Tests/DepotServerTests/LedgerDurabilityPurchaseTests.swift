@@ -63,7 +63,7 @@ import Glibc
         let apple = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
         let tree = TemporaryDirectory("depot-crash")
         let treePath = tree.path
-        try await Blocking.run { try TestDepot.copySample(into: treePath) }
+        try await OffPool.run { try TestDepot.copySample(into: treePath) }
         let now = Date()
         let pki = try TestPKI.generate(validFrom: now.addingTimeInterval(-86_400), validUntil: now.addingTimeInterval(86_400))
         tree.write("root.pem", pki.rootPEM)
@@ -77,7 +77,7 @@ import Glibc
             "--apple-root-certs", tree.path + "/root.pem",
             "--token-secret", "crash-test-secret-crash-test-secret-0123",
         ]
-        let server = try await Blocking.run { try DepotProcess.start(arguments) }
+        let server = try await OffPool.run { try DepotProcess.start(arguments) }
         let purchase = PurchaseFixture.purchase()
         let refunded = PurchaseFixture.transaction()
         do {
@@ -86,7 +86,7 @@ import Glibc
             let transactions = PurchaseFixture.jsonBytes(["transactions": [try signer.signedTransaction(refunded)]])
             let refund = PurchaseFixture.jsonBytes(["signedPayload": try signer.signedNotification(
                 .refund, transaction: NotificationAppStoreTests.revoked(refunded), signedDate: Date())])
-            let statuses = try await Blocking.run {
+            let statuses = try await OffPool.run {
                 var statuses: [Int] = []
                 for (path, body) in [("/v1/receipts", receipt), ("/v1/receipts", transactions),
                                      ("/v1/notifications/appstore", refund)] {

@@ -13,7 +13,7 @@ import Testing
     /// Runs the `depot` binary with `arguments` until it exits (the commands bound their own time), on a
     /// thread of its own.
     static func depot(_ arguments: [String]) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try await Blocking.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
+        let result = try await OffPool.run { try ProcessRunner.run(ProcessRunner.depotExecutable, arguments) }
         return (result.status, result.stdout, result.stderr)
     }
 

@@ -24,7 +24,7 @@ import DepotServer
             let files = fixture.manifest.files.filter { !$0.chunks.isEmpty }
             for file in files.dropLast() {
                 let url = fixture.fileURL(file.path)
-                let answer = try await onThread { try fixture.request(url, credential: .bearer(token)) }
+                let answer = try await OffPool.run { try fixture.request(url, credential: .bearer(token)) }
                 #expect(answer.status == 200, "\(file.path): \(answer.summary)")
             }
             let ledger = try #require(fixture.depot.app.ledger)
@@ -34,7 +34,7 @@ import DepotServer
 
             let last = try #require(files.last)
             let lastURL = fixture.fileURL(last.path)
-            #expect(try await onThread { try fixture.request(lastURL, credential: .bearer(token)) }.status == 200)
+            #expect(try await OffPool.run { try fixture.request(lastURL, credential: .bearer(token)) }.status == 200)
             let total = files.reduce(0) { $0 + $1.chunks.count }
             // The first time the record shows every chunk, the event is in the outbox already (same transaction).
             let complete = try await DeliveryRecordTests.records(fixture, purchase: purchase) { $0.reduce(0) { $0 + $1.chunks.count } == total }

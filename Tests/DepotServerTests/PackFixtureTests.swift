@@ -176,14 +176,6 @@ extension TestDepot {
     }
 }
 
-/// Runs blocking work (sockets that wait, child processes, deliberate pauses) on its own thread, so it never
-/// holds one of the few threads of Swift's cooperative pool.
-func onThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 extension RawHTTPConnection {
     /// Limits the socket's receive buffer, so the server's writes block as soon as this client stops reading.
     func limitReceiveBuffer(to bytes: Int32) {

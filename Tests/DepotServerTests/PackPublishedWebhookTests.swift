@@ -38,12 +38,12 @@ import DepotServer
     @Test func aVersionMadeLiveWhileTheServerWasDownIsAnnouncedAtStart() async throws {
         let receiver = try WebhookReceiver()
         let first = try await Self.start(receiver, deliveryRecord: .on)
-        _ = try await Blocking.run { try PackUpdateTests.publish(first, files: ["a.bin": ContentChunkerFixture.bytes(20_000, seed: 8)]) }
+        _ = try await OffPool.run { try PackUpdateTests.publish(first, files: ["a.bin": ContentChunkerFixture.bytes(20_000, seed: 8)]) }
         #expect(await receiver.wait { _ in Self.publishedVersions(receiver) == ["world 1"] }, "\(Self.publishedVersions(receiver))")
         let (configuration, tree) = (first.app.configuration, first.tree)
         await first.stop()
         // Published while the server is down: the publisher alone, as `depot publish` does.
-        try await Blocking.run {
+        try await OffPool.run {
             let source = "src-down"
             tree.write(source + "/a.bin", ContentChunkerFixture.bytes(20_000, seed: 9))
             let publisher = Publisher(paths: configuration.paths)
@@ -81,7 +81,7 @@ import DepotServer
         let ledger = try #require(depot.app.ledger)
         // A swap that changes nothing, then one that makes a new pack live.
         depot.app.reloadCatalog()
-        _ = try await Blocking.run { try PackUpdateTests.publish(depot, files: ["a.bin": ContentChunkerFixture.bytes(20_000, seed: 7)]) }
+        _ = try await OffPool.run { try PackUpdateTests.publish(depot, files: ["a.bin": ContentChunkerFixture.bytes(20_000, seed: 7)]) }
         #expect(await receiver.wait { _ in Self.published(receiver) == ["world"] }, "\(Self.published(receiver))")
         for pack in ["level2", "level3"] {
             #expect(try await ledger.outboxItems(queue: .webhook, orderingKey: "pack:\(pack)").isEmpty, "\(pack)")

@@ -40,7 +40,7 @@ import Testing
                 // request leaves room for a saturated machine.
                 let port = fixture.depot.port
                 for _ in 0..<20 {
-                    let list = try await Blocking.run {
+                    let list = try await OffPool.run {
                         let connection = try RawHTTPConnection(port: port)
                         connection.send("GET /products_v1.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
                         return try connection.readResponse(timeout: 15)
@@ -48,7 +48,7 @@ import Testing
                     #expect(list.status == 200, "\(list.summary)")
                 }
                 // Keep-alive: several on one connection too.
-                let pipelined = try await Blocking.run {
+                let pipelined = try await OffPool.run {
                     let connection = try RawHTTPConnection(port: port)
                     var statuses: [Int] = []
                     for _ in 0..<5 {

@@ -102,7 +102,7 @@ import AppStoreSimulator
             let port = fixture.depot.port
             let head = "POST /v1/receipts HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                 + "Content-Length: \(limit + 1)\r\n\r\n{\"receipt\": \""
-            let refused = try await Blocking.run {
+            let refused = try await OffPool.run {
                 let connection = try RawHTTPConnection(port: port)
                 connection.send(head)
                 return try connection.readResponse(timeout: 10)

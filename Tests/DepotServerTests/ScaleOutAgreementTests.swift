@@ -23,7 +23,7 @@ extension ScaleOutTests {
             return try await withThrowingTaskGroup(of: (Int, Double?).self) { group in
                 for (index, port) in ports.enumerated() {
                     group.addTask {
-                        try await Blocking.run {
+                        try await OffPool.run {
                             let start = ContinuousClock.now
                             var connection = try RawHTTPConnection(port: port)
                             while ContinuousClock.now - start < .milliseconds(Int(limit * 1000)) {
@@ -187,7 +187,7 @@ extension ScaleOutTests {
         /// `depot token --ledger postgres://…` signs with the key the instances read from the database.
         static func operatorToken(_ cluster: ScaleOutCluster, pack: String) async throws -> String {
             let (uri, content) = (cluster.ledgerURI, cluster.tree.path + "/content")
-            let result = try await Blocking.run {
+            let result = try await OffPool.run {
                 try SpawnedProcess.run(ProcessRunner.depotExecutable, ["token", "--pack", pack, "--ledger", uri, "--content", content])
             }
             let token = result.output.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -113,7 +113,7 @@ extension ScaleOutTests {
                 try Data(whole.body.prefix(700_001)).write(to: URL(fileURLWithPath: target))
                 let url = "http://127.0.0.1:\(edge)\(Self.stages)"
                 let curl = try await DebianPackage.tool("curl", package: "curl")
-                let resumed = try await Blocking.run {
+                let resumed = try await OffPool.run {
                     try SpawnedProcess.run(curl, ["-sS", "-C", "-", "-o", target, "-w", "%{http_code}",
                                                              "-H", "Authorization: Bearer \(token)", url])
                 }

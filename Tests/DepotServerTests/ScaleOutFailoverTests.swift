@@ -29,7 +29,7 @@ extension ScaleOutTests {
             return try await withThrowingTaskGroup(of: [Outcome].self) { group in
                 for client in 0..<clients {
                     group.addTask {
-                        try await Blocking.run {
+                        try await OffPool.run {
                             var outcomes: [Outcome] = []
                             var generator = SystemRandomNumberGenerator()
                             var connection: RawHTTPConnection?
@@ -126,7 +126,7 @@ extension ScaleOutTests {
                                    try await DebianPackage.tool("curl", package: "curl"))
             let keys = TemporaryDirectory("depot-edge-tls")
             let (certificate, key) = (keys.path + "/edge.pem", keys.path + "/edge.key")
-            let made = try await Blocking.run {
+            let made = try await OffPool.run {
                 try SpawnedProcess.run(openssl, [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2",
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
@@ -141,7 +141,7 @@ extension ScaleOutTests {
                 let base = "https://localhost:\(cluster.edgePort)"
                 let resolve = "localhost:\(cluster.edgePort):127.0.0.1"
                 for (flag, version) in [("--http2", "2"), ("--http1.1", "1.1")] {
-                    let list = try await Blocking.run {
+                    let list = try await OffPool.run {
                         try SpawnedProcess.run(curl, ["-sS", flag, "--cacert", certificate, "--resolve", resolve,
                                                                  "-o", "/dev/null", "-w", "%{http_code} %{http_version}",
                                                                  base + WirePath.productsV2.pattern])
@@ -149,7 +149,7 @@ extension ScaleOutTests {
                     #expect(list.status == 0 && list.output == "200 \(version)", "\(flag): \(list.output)")
                 }
                 let out = cluster.tree.path + "/range.bin"
-                let range = try await Blocking.run {
+                let range = try await OffPool.run {
                     try SpawnedProcess.run(curl, ["-sS", "--http2", "--cacert", certificate, "--resolve", resolve, "-r", "1000-1999",
                                                              "-H", "Authorization: Bearer \(token)", "-o", out, "-w", "%{http_code}",
                                                              base + WirePath.packFile(pack: "level2", version: 1, path: "stages.bin")])

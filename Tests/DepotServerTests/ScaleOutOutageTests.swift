@@ -138,7 +138,7 @@ extension ScaleOutTests {
             for (name, value) in cases {
                 let arguments = ["serve", "--port", "0", "--host", "127.0.0.1", "--catalog", tree.path + "/catalog",
                                  "--content", tree.path + "/content", "--data", tree.path + "/data", "--ledger", value]
-                let result = try await Blocking.run { try SpawnedProcess.run(ProcessRunner.depotExecutable, arguments) }
+                let result = try await OffPool.run { try SpawnedProcess.run(ProcessRunner.depotExecutable, arguments) }
                 let output = result.output.trimmingCharacters(in: .whitespacesAndNewlines)
                 #expect(result.status == 1, "\(name): exit \(result.status): \(output)")
                 #expect(output.contains("--ledger") && !output.contains("\n"), "\(name): \(output)")

@@ -16,7 +16,7 @@ import Testing
         receiver.answer(500)
         let tree = TemporaryDirectory("depot-webhook-kill")
         let treePath = tree.path
-        try await Blocking.run { try TestDepot.copySample(into: treePath) }
+        try await OffPool.run { try TestDepot.copySample(into: treePath) }
         tree.write("root.pem", pki.rootPEM)
         let instance = try await DepotInstance.start("depot", arguments: [
             "--host", "127.0.0.1", "--loops", "1", "--catalog", treePath + "/catalog", "--content", treePath + "/content",

@@ -32,7 +32,7 @@ import Testing
         let watcher = DirectoryWatcher(directories: { [path] }, interval: .seconds(600)) { checks.record() }
         watcher.start(threadName: "test-watcher")
         defer { watcher.stop() }
-        try await onOwnThread {
+        try await OffPool.run {
             // Give the thread a moment to add its watch; the first write may come before it and be missed,
             // so write until one wakes it (the interval alone would take ten minutes).
             let started = Date()
@@ -58,7 +58,7 @@ import Testing
         }, interval: .seconds(600)) { checks.record() }
         watcher.start(threadName: "test-watcher-new")
         defer { watcher.stop() }
-        try await onOwnThread {
+        try await OffPool.run {
             // Creating the subdirectory wakes the watcher (an entry in a watched directory) ...
             var woke = false
             let started = Date()
@@ -89,7 +89,7 @@ import Testing
             checks.record()
         }
         watcher.start(threadName: "test-watcher-poll")
-        try await onOwnThread {
+        try await OffPool.run {
             #expect(checks.wait(for: 5, seconds: 10), "five checks without any change")
             watcher.stop()
             #expect(!watcher.isRunning)
@@ -99,13 +99,5 @@ import Testing
             Thread.sleep(forTimeInterval: 0.3)
             #expect(checks.value == afterStop)
         }
-    }
-}
-
-/// Runs blocking work (waits on semaphores, sleeps) on a thread of its own, never on the cooperative pool
-/// that other tests' servers need.
-func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

@@ -1,3 +1,4 @@
+import DepotTestSupport
 import Foundation
 import Platform
 import Testing
@@ -6,7 +7,7 @@ import Testing
 @Suite struct ThreadPriorityTests {
     @Test func applyingSetsTheCallingThreadOnly() async throws {
         let before = ThreadPriority.ofCurrentThread
-        let (applied, inside) = try await onOwnThread { () -> (Bool, ThreadPriority) in
+        let (applied, inside) = try await OffPool.run { () -> (Bool, ThreadPriority) in
             // Raising the nice value (less favoured) is always allowed.
             let applied = ThreadPriority(nice: 7).applyToCurrentThread()
             return (applied, ThreadPriority.ofCurrentThread)
@@ -17,7 +18,7 @@ import Testing
     }
 
     @Test func aRefusedPriorityIsReportedNotFatal() async throws {
-        let result = try await onOwnThread { () -> (Bool, Int32) in
+        let result = try await OffPool.run { () -> (Bool, Int32) in
             _ = ThreadPriority(nice: 10).applyToCurrentThread()
             // Back to a more favoured value needs privileges: refused without them, applied with them.
             let applied = ThreadPriority.elevated.applyToCurrentThread()

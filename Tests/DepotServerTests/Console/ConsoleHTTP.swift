@@ -6,16 +6,6 @@ import Foundation
 struct ConsoleHTTP: Sendable {
     let port: Int
 
-    /// Runs blocking work on a new thread and resumes with its result.
-    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                do { continuation.resume(returning: try work()) } catch { continuation.resume(throwing: error) }
-            }
-            thread.start()
-        }
-    }
-
     /// `method path` with `headers` (a `Host` is added) and `body`.
     func send(_ method: String, _ path: String, _ headers: [(String, String)] = [], body: [UInt8] = []) async throws -> RawResponse {
         var raw = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
@@ -24,7 +14,7 @@ struct ConsoleHTTP: Sendable {
         raw += "\r\n"
         let bytes = Array(raw.utf8) + body
         let port = port
-        return try await Self.onThread {
+        return try await OffPool.run {
             let connection = try RawHTTPConnection(port: port)
             _ = connection.send(bytes)
             return try connection.readResponse(timeout: 30, isHead: method == "HEAD")
@@ -38,7 +28,7 @@ struct ConsoleHTTP: Sendable {
         raw += "\r\n"
         let bytes = Array(raw.utf8) + sent
         let port = port
-        try await Self.onThread {
+        try await OffPool.run {
             let connection = try RawHTTPConnection(port: port)
             _ = connection.send(bytes)
             // Give the server the bytes before the connection goes (a close right after the write can reset it).

@@ -12,7 +12,7 @@ import Glibc
 /// A Depot server wired to a simulated App Store (`verifyReceipt` on loopback) and trusting a run-time
 /// test PKI for JWS, plus the requests the purchase tests send.
 ///
-/// Every socket exchange runs on a thread of its own (`Blocking.run`): the raw test client blocks, and
+/// Every socket exchange runs on a thread of its own (`OffPool.run`): the raw test client blocks, and
 /// blocking Swift's small cooperative pool would starve the server's own tasks on a 2-core machine.
 final class PurchaseFixture: @unchecked Sendable {
     static let bundleID = "com.example.depot"
@@ -60,7 +60,7 @@ final class PurchaseFixture: @unchecked Sendable {
         let treePath = tree.path
         let depot: TestDepot
         do {
-            if existingTree == nil { try await Blocking.run { try TestDepot.copySample(into: treePath) } }
+            if existingTree == nil { try await OffPool.run { try TestDepot.copySample(into: treePath) } }
             depot = try await TestDepot.start(tree: tree) { configuration in
                 configuration.appleVerifyURL = apple.productionURL
                 configuration.appleSandboxVerifyURL = apple.sandboxURL
@@ -132,7 +132,7 @@ final class PurchaseFixture: @unchecked Sendable {
         head += "\r\n"
         let request = Array(head.utf8) + body
         let port = depot.port
-        return try await Blocking.run {
+        return try await OffPool.run {
             let connection = try RawHTTPConnection(port: port)
             connection.send(request)
             return try connection.readResponse(timeout: timeout)
@@ -173,7 +173,7 @@ final class PurchaseFixture: @unchecked Sendable {
         if let token { headers["Authorization"] = "Bearer \(token)" }
         let depot = self.depot
         let fields = headers
-        return try await Blocking.run { try depot.get(path, fields) }
+        return try await OffPool.run { try depot.get(path, fields) }
     }
 
     /// The status of `GET /v1/packs/<pack>/manifest` with `token` (307 when the token is honoured).
@@ -222,17 +222,6 @@ final class PurchaseFixture: @unchecked Sendable {
     }
 }
 
-/// Runs blocking work on a dedicated thread and resumes the caller with its result.
-enum Blocking {
-    static func run<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread {
-                continuation.resume(with: Result { try body() })
-            }
-        }
-    }
-}
-
 extension RawResponse {
     /// The body as a JSON object (empty when it is not one).
     var object: [String: Any] {
@@ -269,4 +258,3 @@ struct Rejection: Equatable, CustomStringConvertible {
     var reason: String
     var description: String { "\(product): \(reason)" }
 }
-

@@ -52,7 +52,7 @@ final class ScaleOutCluster: Sendable {
         let now = Date()
         let pki = try TestPKI.generate(validFrom: now.addingTimeInterval(-365 * 86_400), validUntil: now.addingTimeInterval(365 * 86_400))
         tree.write("root.pem", pki.rootPEM)
-        try await Blocking.run {
+        try await OffPool.run {
             try TestDepot.copySample(into: treePath)
             try prepare(treePath)
         }
@@ -110,7 +110,7 @@ final class ScaleOutCluster: Sendable {
         let cache = tree.path + "/edge/cache"
         try FileManager.default.createDirectory(atPath: cache, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o755])
-        let result = try await Blocking.run {
+        let result = try await OffPool.run {
             try SpawnedProcess.run(ProcessRunner.depotExecutable,
                                    ["edge-config", "nginx", "--edge-secret", edgeSecret, "--cache-dir", cache] + arguments)
         }
@@ -134,7 +134,7 @@ final class ScaleOutCluster: Sendable {
         if !body.isEmpty || method == "POST" { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
         let bytes = Array(head.utf8) + body
-        return try await Blocking.run {
+        return try await OffPool.run {
             let connection = try RawHTTPConnection(port: port)
             connection.send(bytes)
             return try connection.readResponse(timeout: timeout, isHead: method == "HEAD")
