@@ -99,7 +99,7 @@ let package = Package(
                                                        "HTTP", "Server"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "LedgerTests", dependencies: ["Ledger", "DepotTestSupport"]),
-        .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire"]),
+        .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire", "DepotTestSupport"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",
             "DepotWire", "DepotCore", "DepotCrypto", "Ledger", "ArgumentParsing", "DepotCommands", "Platform", "DepotConsole",

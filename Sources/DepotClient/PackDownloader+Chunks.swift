@@ -74,10 +74,12 @@ extension PackDownloader {
                 case .success(.verified(let chunks, let whole)):
                     do {
                         let path = result.run.file.path
-                        if let whole {
-                            try store.write(whole, to: path, at: result.run.first)
-                        } else {
-                            for (index, bytes) in chunks { try store.write(bytes, to: path, at: result.run.file.chunks[index].offset) }
+                        // Written off the actor and the cooperative threads (``FileWorkQueue``); chunks count as
+                        // verified only once their bytes are written.
+                        let writes: [(offset: Int64, bytes: Data)] = whole.map { [(result.run.first, $0)] }
+                            ?? chunks.map { (result.run.file.chunks[$0.index].offset, $0.bytes) }
+                        try await fileWork.run { [store] in
+                            for write in writes { try store.write(write.bytes, to: path, at: write.offset) }
                         }
                         for (index, bytes) in chunks {
                             journal?.files[path]?.verified.insert(index)
@@ -86,8 +88,8 @@ extension PackDownloader {
                         // The journal is saved every 8 MiB verified or quarter second, before the progress is told (a
                         // resume re-verifies what it claims anyway). By bytes, not chunks: small content-defined
                         // chunks would otherwise rewrite the whole journal every few hundred KiB.
-                        if unsavedBytes >= Self.journalSaveBytes || clock.uptime() - lastSave >= 0.25, let journal {
-                            try store.saveJournal(journal)
+                        if unsavedBytes >= Self.journalSaveBytes || clock.uptime() - lastSave >= 0.25 {
+                            try await saveJournal()
                             unsavedBytes = 0
                             lastSave = clock.uptime()
                         }
@@ -104,7 +106,7 @@ extension PackDownloader {
                 }
             }
         }
-        if unsavedBytes > 0, let journal { try store.saveJournal(journal) }
+        if unsavedBytes > 0 { try await saveJournal() }
         if let failure { throw failure }
         if Task.isCancelled || (stopRequest != nil && changed == nil && next < runs.count) { throw CancellationError() }
         return changed

@@ -27,12 +27,16 @@ extension PackDownloader {
     /// Decides whether this run updates an installed version, and returns the manifest to work on: for an update,
     /// the live version's manifest with `?from=<installed>` (chunks to copy marked `reuse`).
     func prepareUpdate(live: DownloadManifest) async throws -> DownloadManifest {
-        recoverInterruptedSwitch()
-        let installed = journal(in: destination)
+        let installed = try await fileWork.run { [self] in
+            recoverInterruptedSwitch()
+            return journal(in: destination)
+        }
         guard let installed, installed.pack == pack, installed.completed, installed.version < live.version else {
             // Not an update: whatever is left beside the destination (an old version after the switch, an update
             // given up) goes, and the download works in the destination itself.
-            if updateFrom != nil || exists(updateDirectory) { try? FileManager.default.removeItem(at: updateDirectory) }
+            try await fileWork.run { [self, updating = updateFrom != nil] in
+                if updating || exists(updateDirectory) { try? FileManager.default.removeItem(at: updateDirectory) }
+            }
             updateFrom = nil
             store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
             return live
@@ -97,7 +101,7 @@ extension PackDownloader {
         if stopRequest != nil || Task.isCancelled { throw CancellationError() }
         try checkSpace(for: batch.reduce(0) { $0 + $1.chunk.length })
         let copier = LocalChunkCopier(source: PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName),
-                                      target: store, hasher: options.hasher)
+                                      target: store, hasher: options.hasher, work: fileWork)
         let results = try await copier.run(batch)
         for (copy, copied) in zip(batch, results) {
             if copied {
@@ -108,12 +112,20 @@ extension PackDownloader {
                 emit(.chunkRejected(path: copy.path, chunk: copy.index))
             }
         }
-        if let journal { try store.saveJournal(journal) }
+        try await saveJournal()
     }
 
     /// The new version is complete and its journal says so: exchange it with the installed one, then remove the
-    /// old one. Without an atomic exchange, two renames; ``recoverInterruptedSwitch()`` completes them after a crash.
-    func switchToUpdate() throws {
+    /// old one (on ``fileWork``). Without an atomic exchange, two renames; ``recoverInterruptedSwitch()`` completes
+    /// them after a crash.
+    func switchToUpdate() async throws {
+        try await fileWork.run { [self] in try exchangeDirectories() }
+        updateFrom = nil
+        store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
+        journalLoaded = true
+    }
+
+    private nonisolated func exchangeDirectories() throws {
         let manager = FileManager.default
         if !DirectorySwap.exchange(updateDirectory, destination) {
             try? manager.removeItem(at: retiredDirectory)
@@ -127,14 +139,11 @@ extension PackDownloader {
         } else {
             try? manager.removeItem(at: updateDirectory)
         }
-        updateFrom = nil
-        store = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
-        journalLoaded = true
     }
 
     /// After a crash between the two renames of a switch: the destination is missing and the new version is
     /// complete beside it, so it is moved in; an old version left over is removed.
-    func recoverInterruptedSwitch() {
+    nonisolated func recoverInterruptedSwitch() {
         let manager = FileManager.default
         if !exists(destination), exists(updateDirectory), let pending = journal(in: updateDirectory), pending.pack == pack, pending.completed {
             try? manager.moveItem(at: updateDirectory, to: destination)

@@ -92,6 +92,8 @@ public actor PackDownloader {
     let options: PackDownloadOptions
     let manifestPath: String
     let renewToken: (@Sendable () async throws -> String)?
+    /// Where every file operation of this downloader runs, in order, off the cooperative threads.
+    let fileWork = FileWorkQueue()
     /// The token renewal under way, which chunks in flight wait for instead of starting their own.
     var renewal: Task<String, any Error>?
     /// The streams of ``download()`` callers, fed while their run lasts.
@@ -217,7 +219,7 @@ public actor PackDownloader {
             // The run stops after the chunks in flight (their requests are not cancelled; see pause()).
             _ = try? await current.task.value
         }
-        removeDownloadedFiles()
+        await removeDownloadedFiles()
         emit(.cancelled)
         unreadEvents.finish()
     }
@@ -264,7 +266,7 @@ public actor PackDownloader {
     /// version is assembled beside it from copied and fetched chunks, then switched in (``PackDownloader+Update``).
     private func runOnce() async throws -> DownloadManifest {
         var manifest = try await prepareUpdate(live: try await fetchManifest())
-        try adopt(manifest)
+        try await adopt(manifest)
         progress.reusedBytes = 0
         progress.fetchedBytes = 0
         if let from = updateFrom {
@@ -292,18 +294,19 @@ public actor PackDownloader {
                     // The server sent other bytes while the manifest still vouches for the old ones:
                     // start the file over anyway.
                     journal?.files[file.path]?.verified = []
-                    store.remove(file.path)
+                    try await fileWork.run { [store] in store.remove(file.path) }
                     emit(.fileRestarted(path: file.path))
                 }
             }
             manifest = refreshed
-            try adopt(manifest)
+            try await adopt(manifest)
         }
-        for file in manifest.files { try store.setSize(file.path, file.size) }
+        let sizes = manifest.files.map { ($0.path, $0.size) }
+        try await fileWork.run { [store] in for (path, size) in sizes { try store.setSize(path, size) } }
         journal?.completed = true
-        if let journal { try store.saveJournal(journal) }
+        try await saveJournal()
         progress.currentPath = nil
-        if updateFrom != nil { try switchToUpdate() }
+        if updateFrom != nil { try await switchToUpdate() }
         return manifest
     }
 
