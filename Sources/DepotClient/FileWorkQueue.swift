@@ -1,4 +1,4 @@
-import Dispatch
+import Foundation
 
 /// Where a downloader's file work runs: writes at chunk offsets, journal saves, the re-reads of a resume, copies
 /// out of an installed version, final sizes, removals and an update's switch. One job at a time, in the order
