@@ -42,6 +42,11 @@ public enum Handling: Sendable {
     case collectBody(limit: Int, then: @Sendable ([UInt8]) -> Reply)
     /// Stream the body to a sink (at most `limit` bytes, else 413).
     case streamBody(limit: Int64, sink: any RequestBodySink)
+    /// Decide off the loop (the decision needs the file system): runs as a Swift task on the engine's `WorkerPool`
+    /// executor, like `Reply.later`, and the handling it returns is then taken as if `handle` had returned it.
+    /// Until then nothing of the body is read and no `100 Continue` is sent. A sink in a handling that comes back
+    /// after the connection ended is aborted, never consumed.
+    case decideLater(@Sendable () async -> Handling)
 }
 
 /// The application: turns request heads into handling decisions. Called on event-loop threads; must not block.

@@ -38,6 +38,7 @@ struct MachineHarness {
     var deadline: UInt64 = 0
     var interest = Interest.read
     var later: [@Sendable () async -> Response] = []
+    var decisions: [@Sendable () async -> Handling] = []
     var pieces: [[UInt8]] = []
     var aborts = 0
     var halfClosed = false
@@ -109,6 +110,14 @@ struct MachineHarness {
         run()
     }
 
+    /// The deferred decision came back as `handling`; false when the machine no longer wanted it.
+    @discardableResult
+    mutating func decided(_ handling: Handling) -> Bool {
+        let wanted = machine.handlingReady(handling, now: time)
+        run()
+        return wanted
+    }
+
     @discardableResult
     mutating func sinkTookPiece() -> Bool {
         let wanted = machine.sinkTookPiece(now: time)
@@ -123,6 +132,7 @@ struct MachineHarness {
             case .watch(let wanted): interest = wanted
             case .arm(let at): deadline = at
             case .runLater(let work): later.append(work)
+            case .decide(let work): decisions.append(work)
             case .consume(_, let piece): pieces.append(piece)
             case .abort: aborts += 1
             case .halfClose: halfClosed = true

@@ -14,6 +14,8 @@ import Synchronization
 /// - `POST /echo` → the collected body (at most `echoLimit` bytes)
 /// - `POST /ignore` → `ignored`, without reading the body
 /// - `POST /stream` → streams the body into a `CountingSink` (at most `streamLimit` bytes)
+/// - `POST /decide?then=stream|refuse` → decided off the loop once `gate.open()`: streams the body into a
+///   `CountingSink` as `/stream` does (the sink is made at once), or answers `refused` without reading it
 /// - a known path with another method → `405` with `Allow`; anything else → `404`
 final class TestResponder: Responder {
     let file: FileRegion?
@@ -99,6 +101,15 @@ final class TestResponder: Responder {
             let sink = makeSink()
             state.withLock { $0.sinks.append(sink) }
             return .streamBody(limit: streamLimit, sink: sink)
+        case "/decide":
+            guard head.method == .post else { return Self.notAllowed("POST") }
+            let (gate, limit, refuse) = (self.gate, streamLimit, target.queryValue("then") == "refuse")
+            let sink = makeSink()
+            state.withLock { $0.sinks.append(sink) }
+            return .decideLater {
+                await gate.wait()
+                return refuse ? .reply(.response(Self.text("refused"))) : .streamBody(limit: limit, sink: sink)
+            }
         default:
             return .reply(.response(Self.error(status: 404, code: "not_found", message: "No such route.")))
         }

@@ -91,6 +91,8 @@ final class Connection: @unchecked Sendable {
                 loop.timers.schedule(Int(fd), at: deadline)
             case .runLater(let work):
                 runLater(work)
+            case .decide(let work):
+                decide(work)
             case .consume(let sink, let piece):
                 consume(piece, with: sink)
             case .abort(let sink):
@@ -119,6 +121,27 @@ final class Connection: @unchecked Sendable {
                 perform()
             }
         }
+    }
+
+    /// Runs the responder's deferred decision off the loop and takes it back on the loop. A sink in a decision
+    /// the connection no longer wants (it closed meanwhile, or the loop stopped) is aborted.
+    private func decide(_ work: @escaping @Sendable () async -> Handling) {
+        let loop = self.loop
+        Task(executorPreference: WorkerPool.shared) { [self] in
+            let handling = await work()
+            let queued = loop.execute { [self] in
+                guard !isClosed else { Self.abandon(handling); return }
+                if !machine.handlingReady(handling, now: loop.now) { Self.abandon(handling) }
+                perform()
+            }
+            if !queued { Self.abandon(handling) }
+        }
+    }
+
+    /// Aborts the sink of a handling that will not be taken.
+    private static func abandon(_ handling: Handling) {
+        guard case .streamBody(_, let sink) = handling else { return }
+        Task(executorPreference: WorkerPool.shared) { await sink.abort() }
     }
 
     /// Hands a piece to the sink off the loop. `abort` never overlaps `consume`: when the connection no longer

@@ -18,6 +18,8 @@ package enum ConnectionAction {
     case arm(deadline: UInt64)
     /// Run the application's deferred reply off the loop, then report it with `replyReady(_:now:)`.
     case runLater(@Sendable () async -> Response)
+    /// Run the application's deferred decision off the loop, then report it with `handlingReady(_:now:)`.
+    case decide(@Sendable () async -> Handling)
     /// Hand a body piece to the sink off the loop, then report with `sinkTookPiece(now:)` or
     /// `sinkRefused(_:now:)` (abort the sink yourself when `sinkTookPiece` says it is no longer wanted).
     case consume(any RequestBodySink, [UInt8])

@@ -64,13 +64,22 @@ extension ConnectionStateMachine {
         }
         let head = RequestHead(raw)
         exchange = Exchange(method: head.method, target: head.target, isHead: head.method == .head, started: now.nanoseconds)
-        switch environment.responder.handle(head, context: context) {
+        take(environment.responder.handle(head, context: context), framing: framing, expectsContinue: expectsContinue, now: now)
+    }
+
+    /// Treats the request in progress as the responder decided (now, or off the loop).
+    mutating func take(_ handling: Handling, framing: BodyFraming, expectsContinue: Bool, now: MonotonicTime) {
+        switch handling {
         case .reply(let answer):
             reply(answer, framing: framing, expectsContinue: expectsContinue, now: now)
         case .collectBody(let limit, let then):
             startBody(.collect(then: then), limit: Int64(limit), framing: framing, expectsContinue: expectsContinue, now: now)
         case .streamBody(let limit, let sink):
             startBody(.stream(sink), limit: limit, framing: framing, expectsContinue: expectsContinue, now: now)
+        case .decideLater(let work):
+            state = .waitingForHandling
+            deciding = (framing, expectsContinue)
+            pendingDecision = work
         }
     }
 

@@ -18,6 +18,8 @@ package struct ConnectionStateMachine {
         case waitingForSink
         /// The responder is computing the response off the loop.
         case waitingForReply
+        /// The responder is deciding off the loop how to treat the request; its body is not read meanwhile.
+        case waitingForHandling
         /// The last response is queued; the connection closes (or lingers) once it is sent.
         case draining
         /// Output is shut down; reading and dropping until the peer closes or the deadline passes.
@@ -83,6 +85,9 @@ package struct ConnectionStateMachine {
     // Actions not yet taken by the shell.
     var pendingAbort: (any RequestBodySink)?
     var pendingLater: (@Sendable () async -> Response)?
+    var pendingDecision: (@Sendable () async -> Handling)?
+    /// The framing of the request whose handling is being decided off the loop.
+    var deciding: (framing: BodyFraming, expectsContinue: Bool)?
     var pendingPiece: (sink: any RequestBodySink, bytes: [UInt8])?
     var pendingHalfClose = false
     var closeDelivered = false
@@ -144,7 +149,7 @@ package struct ConnectionStateMachine {
             close()
         case .waitingForSink:
             hungUpWhileBusy = true
-        case .waitingForReply, .draining:
+        case .waitingForReply, .waitingForHandling, .draining:
             keepAlive = false
         case .lingering:
             close()
@@ -156,7 +161,7 @@ package struct ConnectionStateMachine {
     /// The socket reported a hang-up or an error (reported even with no interest set).
     package mutating func hungUp() {
         switch state {
-        case .waitingForReply: close()
+        case .waitingForReply, .waitingForHandling: close()
         case .waitingForSink: hungUpWhileBusy = true
         default: break
         }
@@ -176,6 +181,19 @@ package struct ConnectionStateMachine {
         guard state == .waitingForReply else { return }
         transmit(response, now: now)
         processInput(now: now)
+    }
+
+    /// The deferred decision is ready: the request is treated as `handling` says, and what was read after its
+    /// head meanwhile is taken up. False when the connection no longer wants it (a sink in it is the caller's to abort).
+    package mutating func handlingReady(_ handling: Handling, now: MonotonicTime) -> Bool {
+        guard state == .waitingForHandling, let deciding else { return false }
+        self.deciding = nil
+        take(handling, framing: deciding.framing, expectsContinue: deciding.expectsContinue, now: now)
+        processInput(now: now)
+        // The peer closed while the decision was made: its close is taken up as it would have been had the
+        // decision come at once (a body it did not finish sending will never complete).
+        if peerClosedInput { peerClosed(now: now) }
+        return true
     }
 
     /// The sink took its piece. False when the connection no longer wants the sink (the caller aborts it).
@@ -251,6 +269,10 @@ package struct ConnectionStateMachine {
         if let work = pendingLater {
             pendingLater = nil
             return .runLater(work)
+        }
+        if let work = pendingDecision {
+            pendingDecision = nil
+            return .decide(work)
         }
         if let piece = pendingPiece {
             pendingPiece = nil
@@ -336,6 +358,8 @@ package struct ConnectionStateMachine {
         if state != .waitingForSink, case .stream(let sink) = body?.mode { pendingAbort = sink }
         releaseBody()
         pendingLater = nil
+        pendingDecision = nil
+        deciding = nil
         pendingPiece = nil
         pendingHalfClose = false
         var reserved = exchange?.reserved ?? 0

@@ -28,6 +28,8 @@ package struct RequestIdentity: Sendable {
             return .collectBody(limit: limit) { body in stamp(then(body)) }
         case .streamBody(let limit, let sink):
             return .streamBody(limit: limit, sink: StampingBodySink(inner: sink, identity: self))
+        case .decideLater(let work):
+            return .decideLater { stamp(await work()) }
         }
     }
 
