@@ -7,7 +7,7 @@ import Synchronization
 /// Resumable uploads: `PUT` with `Content-Range` appends a piece, `GET`/`HEAD` on the same path says how much
 /// arrived (`Upload-Offset`), so an upload cut by a network error or a restart continues where it stopped.
 extension AdminService {
-    /// One piece (`Content-Range: bytes FIRST-LAST/TOTAL`) of a resumable upload.
+    /// Checks one piece (`Content-Range: bytes FIRST-LAST/TOTAL`) of a resumable upload (on `lookups`) and makes its sink.
     func resumableUpload(_ head: RequestHead, pack: String, version: Int, path: String, range: ContentRange) throws -> Handling {
         if let refusal = publisher.versionRefusal(pack: pack, version: version) { throw refusal }
         let expected = try Self.expectedDigest(head.fields)

@@ -19,7 +19,7 @@ final class AdminService: Sendable {
     let publishing = BlockingQueue(label: "depot.admin.publish")
     /// Listings and checks, which only read (a long check does not hold up a publish).
     let inspecting = BlockingQueue(label: "depot.admin.inspect")
-    /// Upload status look-ups (`stat`, `readdir`), off the event loops.
+    /// Upload checks and upload status look-ups (`stat`, `readdir`, `statvfs`), off the event loops.
     let lookups = BlockingQueue(label: "depot.admin.lookups")
     /// Uploads in flight and publishes under way, per `pack/version`: a publish waits for no upload (it is
     /// refused while one is in flight) and an upload never lands in a version a publish has claimed.
@@ -80,15 +80,23 @@ final class AdminService: Sendable {
     }
 
     /// `PUT /admin/v1/packs/{pack}/{version}/files/{path}`: the whole file, or with `Content-Range` one piece of
-    /// a resumable upload.
+    /// a resumable upload. The URL and `Content-Range` are checked here; the checks that read the disk (the
+    /// version's directory and `current`, free space, path conflicts) run on `lookups`, off the event loop, in
+    /// the same order, and the body is read only once they pass.
     func upload(_ request: RouteRequest) throws -> Handling {
         let (pack, version, path) = try Self.uploadTarget(request)
         var declared: Int64?
         if case .contentLength(let n) = request.head.framing { declared = n }
-        if let range = try ContentRange.parse(request.head.fields, declaredLength: declared) {
-            return try resumableUpload(request.head, pack: pack, version: version, path: path, range: range)
+        let range = try ContentRange.parse(request.head.fields, declaredLength: declared)
+        let head = request.head
+        return .decideLater { [self] in
+            await lookups.run { [self] in
+                RouteTable.handling(.adminUpload) {
+                    if let range { return try resumableUpload(head, pack: pack, version: version, path: path, range: range) }
+                    return try upload(head, pack: pack, version: version, path: path)
+                }
+            }
         }
-        return try upload(request.head, pack: pack, version: version, path: path)
     }
 
     /// The pack, version and file path of an upload URL, checked.
@@ -202,6 +210,7 @@ final class AdminService: Sendable {
 
     // MARK: - Upload
 
+    /// Checks a whole-file upload (on `lookups`) and makes its sink.
     private func upload(_ head: RequestHead, pack: String, version: Int, path: String) throws -> Handling {
         if let refusal = publisher.versionRefusal(pack: pack, version: version) { throw refusal }
         let expected = try Self.expectedDigest(head.fields)

@@ -6,6 +6,8 @@ package import Server
 ///
 /// A handler runs on an event loop and must not block; it answers with a `Handling` or throws an
 /// ``AnswerableError``, which the table turns into the error answer (``ErrorMap``) under the route's label.
+/// Checks that read the disk before a body is wanted go in `Handling.decideLater` (their errors answered by
+/// ``RouteTable/handling(_:_:)`` the same way).
 package struct Route: Sendable {
     /// Answers a matched request (on its event loop).
     package typealias Handler = @Sendable (RouteRequest) throws -> Handling

@@ -52,15 +52,21 @@ package struct RouteTable: Sendable {
             }
             let request = RouteRequest(head: head, target: target, parameters: parameters, loop: loop, requestID: identity?.requestID,
                                        clientAddress: identity?.clientAddress ?? "", secureTransport: identity?.secureTransport ?? false)
-            do {
-                return try route.handler(request)
-            } catch let error as any AnswerableError {
-                return Self.reply(error, route.label)
-            } catch {
-                return Self.reply(RoutingFailure.unexpected("\(error)"), route.label)
-            }
+            return Self.handling(route.label) { try route.handler(request) }
         }
         return Self.reply(RoutingFailure.notFound, area?.label ?? .other)
+    }
+
+    /// What `work` decides, or the answer to what it throws under `label`: a handler's errors, also for the part of
+    /// a handler that decides later (`Handling.decideLater`).
+    static func handling(_ label: RouteLabel, _ work: () throws -> Handling) -> Handling {
+        do {
+            return try work()
+        } catch let error as any AnswerableError {
+            return reply(error, label)
+        } catch {
+            return reply(RoutingFailure.unexpected("\(error)"), label)
+        }
     }
 
     /// The labels of every route (what a subset can be made of).
