@@ -33,7 +33,7 @@ extension ServerTests {
                 warm.append(connection)
             }
             warm.removeAll()
-            #expect(eventually { server.server.openConnections == 0 })
+            #expect(await eventually { server.server.openConnections == 0 })
 
             var connections: [RawHTTPConnection] = []
             connections.reserveCapacity(count)
@@ -64,7 +64,7 @@ extension ServerTests {
 
             connections.removeAll()
             // 999 closes are noticed within a second alone; a saturated CI machine has taken more than 5 s.
-            #expect(eventually(attempts: 6000) { server.server.openConnections == 1 },
+            #expect(await eventually(attempts: 6000) { server.server.openConnections == 1 },
                     "closed clients are forgotten (\(server.server.openConnections) still open)")
             await server.stop()
         }

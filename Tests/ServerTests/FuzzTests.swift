@@ -151,8 +151,8 @@ extension ServerTests {
             connection.send(get("/file"))
             #expect(try connection.readResponse().body == patternBytes(100_000))
             // Nothing is left behind: every connection but this one ends, every sink is finished or aborted.
-            #expect(eventually(attempts: 500) { server.server.openConnections == 1 }, "\(server.server.openConnections) open")
-            #expect(eventually { server.responder.sinks.allSatisfy { $0.snapshot.finished || $0.snapshot.aborted } })
+            #expect(await eventually(attempts: 500) { server.server.openConnections == 1 }, "\(server.server.openConnections) open")
+            #expect(await eventually { server.responder.sinks.allSatisfy { $0.snapshot.finished || $0.snapshot.aborted } })
             print("[fuzz] \(workers * casesPerWorker) cases, \(server.responder.requestCount) reached the responder, "
                   + "\(server.responder.sinks.count) streamed")
             await server.stop()

@@ -13,7 +13,7 @@ extension ServerTests {
             #expect(loops.count == 2)
             await server!.stop()
             server = nil
-            #expect(eventually { loops.allSatisfy { $0.value == nil } }, "a stopped server's loops are still alive")
+            #expect(await eventually { loops.allSatisfy { $0.value == nil } }, "a stopped server's loops are still alive")
         }
     }
 }

@@ -223,7 +223,7 @@ extension ServerTests {
             #expect(connection.isClosedByPeer())
             sending.wait()
             let sink = try #require(server.responder.sinks.first)
-            #expect(eventually { sink.snapshot.aborted })
+            #expect(await eventually { sink.snapshot.aborted })
             #expect(!sink.snapshot.finished)
             await server.stop()
         }
@@ -233,13 +233,13 @@ extension ServerTests {
             let server = try TestServer()
             var connection: RawHTTPConnection? = try server.connect()
             connection?.send(Array("POST /stream HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\n".utf8) + patternBytes(5000))
-            #expect(eventually { server.responder.sinks.first?.snapshot.bytes == 5000 })
+            #expect(await eventually { server.responder.sinks.first?.snapshot.bytes == 5000 })
             if reset { connection?.setResetOnClose() }
             connection = nil
             let sink = try #require(server.responder.sinks.first)
-            #expect(eventually { sink.snapshot.aborted })
+            #expect(await eventually { sink.snapshot.aborted })
             #expect(!sink.snapshot.finished)
-            #expect(eventually { server.server.openConnections == 0 })
+            #expect(await eventually { server.server.openConnections == 0 })
             await server.stop()
         }
 

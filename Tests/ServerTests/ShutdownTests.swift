@@ -16,11 +16,11 @@ extension ServerTests {
             let idle = try server.connect()
             idle.send(get("/hello"))
             #expect(try idle.readResponse().status == 200)
-            #expect(eventually { server.responder.gate.waiters == 1 }, "the /gate request never started")
+            #expect(await eventually { server.responder.gate.waiters == 1 }, "the /gate request never started")
 
             server.server.stop()
             #expect(idle.isClosedByPeer(timeout: 3), "an idle keep-alive connection is closed at once")
-            #expect(eventually { (try? RawHTTPConnection(port: server.port)) == nil }, "still accepting after stop")
+            #expect(await eventually { (try? RawHTTPConnection(port: server.port)) == nil }, "still accepting after stop")
 
             let stoppedEarly = StopFlag()
             let waiter = Task {
@@ -46,7 +46,7 @@ extension ServerTests {
             let server = try TestServer(headerTimeout: 30_000, idleTimeout: 30_000, shutdownGrace: 300)
             let busy = try server.connect()
             busy.send(get("/gate"))
-            #expect(eventually { server.responder.gate.waiters == 1 })
+            #expect(await eventually { server.responder.gate.waiters == 1 })
             await server.stop()
             #expect(busy.isClosedByPeer())
             server.responder.gate.open()
@@ -61,7 +61,7 @@ extension ServerTests {
             // The client neither closes nor sends: the server keeps reading (lingering) for a while.
             server.server.stop()
             // Lingering lasts 2 s; a stop must not wait for it.
-            #expect(eventually(attempts: 100) { server.server.openConnections == 0 }, "stop waited for a lingering connection")
+            #expect(await eventually(attempts: 100) { server.server.openConnections == 0 }, "stop waited for a lingering connection")
             await server.server.stopped()
             #expect(refused.isClosedByPeer())
         }

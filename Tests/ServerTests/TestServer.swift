@@ -73,6 +73,17 @@ func eventually(attempts: Int = 200, intervalMilliseconds: UInt32 = 10, _ condit
     return condition()
 }
 
+/// ``eventually(attempts:intervalMilliseconds:_:)`` for async callers, which get this one: it waits with
+/// `Task.sleep`, so polling never holds one of Swift's cooperative threads (two on a 2-core machine, shared by every
+/// test of the process).
+func eventually(attempts: Int = 200, intervalMilliseconds: UInt32 = 10, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<attempts {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(Int(intervalMilliseconds)))
+    }
+    return condition()
+}
+
 /// Resident memory of this process, in bytes (`VmRSS` of /proc/self/status).
 func residentBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
