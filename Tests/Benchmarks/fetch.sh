@@ -5,6 +5,8 @@
 # The simulated App Store answers at once (depot-bench appstore --delay-ms 0). Target: fetch >= 0.8x curl.
 # Max RSS of fetch for the 256 MiB pack vs a 32 MiB pack (/usr/bin/time -v): flat in the pack size.
 # Usage: Tests/Benchmarks/fetch.sh [rounds] [file-MiB] [small-file-MiB]
+# FETCH_CLIENT_B=/path/to/another/depot adds a third timing to every round: `depot fetch` by that binary against the
+# same server (an A/B of the client in one run; the three take turns leading the round).
 source "$(dirname "$0")/lib.sh"
 ROUNDS="${1:-3}"
 FILE_MIB="${2:-256}"
@@ -41,11 +43,12 @@ print(e["token"], e["manifest"])')"
 MANIFEST=$(curl -sL -H "Authorization: Bearer $TOKEN" "$DEPOT_URL$FILE_PATH")
 FILE_URL="$DEPOT_URL$(echo "$MANIFEST" | python3 -c 'import json, sys; print(json.load(sys.stdin)["files"][0]["url"])')"
 
-# fetch_timed PACK: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot fetch` into a fresh directory.
+# fetch_timed PACK [CLIENT]: sets TIMED to "seconds max_rss_kb cpu_seconds" of one `depot fetch` (by CLIENT, this
+# tree's depot by default) into a fresh directory.
 fetch_timed() {
   rm -rf "$DOWNLOADS"; mkdir -p "$DOWNLOADS"; sync
   local start=$EPOCHREALTIME
-  /usr/bin/time -v -o "$OUT/fetch-time.txt" "$DEPOT" fetch --server "$DEPOT_URL" --receipt "$RECEIPT" --pack "$1" \
+  /usr/bin/time -v -o "$OUT/fetch-time.txt" "${2:-$DEPOT}" fetch --server "$DEPOT_URL" --receipt "$RECEIPT" --pack "$1" \
     --out "$DOWNLOADS/$1" >"$OUT/fetch.stdout" 2>&1 || { echo "depot fetch failed:" >&2; cat "$OUT/fetch.stdout" >&2; exit 1; }
   local end=$EPOCHREALTIME
   TIMED=$(python3 - "$start" "$end" "$OUT/fetch-time.txt" <<'PY'
@@ -70,16 +73,18 @@ curl_timed() {
 
 fetch_timed fetchsmall; read -r _ SMALL_RSS _ <<<"$TIMED"
 
-FETCH=(); CURL=(); RSS=(); CPU=()
+FETCH=(); CURL=(); RSS=(); CPU=(); FETCH_B=()
 : >"$OUT/fetch-rounds.txt"
+time_b() { [ -n "${FETCH_CLIENT_B:-}" ] || return 0; fetch_timed fetchbig "$FETCH_CLIENT_B"; FETCH_B+=("${TIMED%% *}"); }
 for round in $(seq 1 "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then
-    fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"; curl_timed; CURL+=("$TIMED")
-  else
-    curl_timed; CURL+=("$TIMED"); fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"
-  fi
+  case $((round % 3)) in
+    1) fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"; curl_timed; CURL+=("$TIMED"); time_b ;;
+    2) curl_timed; CURL+=("$TIMED"); time_b; fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED" ;;
+    0) time_b; fetch_timed fetchbig; read -r seconds rss cpu <<<"$TIMED"; curl_timed; CURL+=("$TIMED") ;;
+  esac
   FETCH+=("$seconds"); RSS+=("$rss"); CPU+=("$cpu")
-  echo "round $round: fetch $seconds s (max RSS $rss KB, CPU $cpu s), curl ${CURL[-1]} s" >>"$OUT/fetch-rounds.txt"
+  echo "round $round: fetch $seconds s (max RSS $rss KB, CPU $cpu s), curl ${CURL[-1]} s${FETCH_CLIENT_B:+, client B ${FETCH_B[-1]:-} s}" \
+    >>"$OUT/fetch-rounds.txt"
 done
 
 fetch_s=$(median "${FETCH[@]}"); curl_s=$(median "${CURL[@]}")
@@ -88,6 +93,11 @@ printf "\n%-30s | %9s | %8s | %10s | %8s\n" "download (${FILE_MIB} MiB pack)" "s
 printf "%-30s | %9.3f | %8s | %10s | %8s\n" "depot fetch" "$fetch_s" "$fetch_rate" "$(python3 -c "print(round($(median "${RSS[@]}") / 1024, 1))")" "$(median "${CPU[@]}")"
 printf "%-30s | %9.3f | %8s | %10s | %8s\n" "curl (same token)" "$curl_s" "$curl_rate" "" ""
 echo
+if [ -n "${FETCH_CLIENT_B:-}" ]; then
+  b_s=$(median "${FETCH_B[@]}")
+  printf "%-30s | %9.3f | %8s | %10s | %8s\n" "depot fetch, client B" "$b_s" "$(python3 -c "print(f'{$FILE_MIB / $b_s:.0f}')")" "" ""
+  echo "client B: $FETCH_CLIENT_B; this tree's fetch is $(python3 -c "print(f'{$b_s / $fetch_s:.2f}')")x as fast as client B's"
+fi
 echo "fetch / curl: $(ratio "$fetch_rate" "$curl_rate")x (target >= 0.8x); fetch includes the unlock (receipt, Apple +0 ms) and the manifest"
 echo "fetch max RSS: $(python3 -c "print(round($(median "${RSS[@]}") / 1024, 1))") MB for ${FILE_MIB} MiB, $(python3 -c "print(round($SMALL_RSS / 1024, 1))") MB for ${SMALL_MIB} MiB — flat in the pack size"
 echo "medians of $ROUNDS alternating rounds, each into a fresh directory"
