@@ -35,6 +35,9 @@ public struct DepotClient: Sendable {
     public let clock: DepotClock
 
     let transport: DepotTransport
+    /// The product-list cache in ``cacheDirectory``, with the file-work queue all copies of this client share
+    /// (``ProductListCache`` says why one per client).
+    let productListCache: ProductListCache?
 
     /// A client for the server at `baseURL`.
     ///
@@ -47,9 +50,17 @@ public struct DepotClient: Sendable {
     ///   - exchanger: sends the requests; defaults to `session`.
     public init(baseURL: URL, session: URLSession = .shared, cacheDirectory: URL? = DepotClient.defaultCacheDirectory,
                 clock: DepotClock = .system, exchanger: (any HTTPExchanger)? = nil) {
+        self.init(baseURL: baseURL, session: session, cacheDirectory: cacheDirectory, cacheFiles: .system, clock: clock,
+                  exchanger: exchanger)
+    }
+
+    /// A client whose product-list cache does its file work with `cacheFiles` (on the cache's queue, as always).
+    package init(baseURL: URL, session: URLSession, cacheDirectory: URL?, cacheFiles: ProductListCache.Files,
+                 clock: DepotClock, exchanger: (any HTTPExchanger)?) {
         self.baseURL = baseURL
         self.session = session
         self.cacheDirectory = cacheDirectory
+        productListCache = cacheDirectory.map { ProductListCache(directory: $0, files: cacheFiles) }
         self.clock = clock
         transport = DepotTransport(baseURL: baseURL, exchanger: exchanger ?? URLSessionExchanger(session: session), clock: clock)
     }
@@ -76,10 +87,10 @@ public struct DepotClient: Sendable {
 
     private func productList<List: Decodable & Sendable>(path: String, as type: List.Type,
                                                          conditional: Bool = true) async throws -> ProductListResponse<List> {
-        let cache = cacheDirectory.map { ProductListCache(directory: $0) }
+        let cache = productListCache
         let key = ProductListCache.key(for: try transport.url(path))
         var cached: (entry: ProductListCache.Entry, list: List)?
-        if conditional, let entry = cache?.load(key), let list = try? JSONDecoder().decode(List.self, from: entry.body) {
+        if conditional, let entry = await cache?.load(key), let list = try? JSONDecoder().decode(List.self, from: entry.body) {
             cached = (entry, list)
         }
         var request = try transport.request(path)
@@ -104,7 +115,7 @@ public struct DepotClient: Sendable {
             }
             let entry = ProductListCache.Entry(etag: answer.field("ETag"), lastModified: answer.field("Last-Modified"),
                                                body: answer.body)
-            try? cache?.store(entry, key)
+            try? await cache?.store(entry, key)
             return ProductListResponse(list: list, source: .network, etag: entry.etag, lastModified: entry.lastModified)
         case 304:
             guard let cached else {
