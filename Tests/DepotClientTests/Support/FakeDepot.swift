@@ -60,8 +60,9 @@ final class FakeDepot: Sendable {
         session.invalidateAndCancel()
     }
 
-    func client(cacheDirectory: URL? = nil, clock: DepotClock = .system) -> DepotClient {
-        DepotClient(baseURL: baseURL, session: session, cacheDirectory: cacheDirectory, clock: clock)
+    func client(cacheDirectory: URL? = nil, cacheFiles: ProductListCache.Files = .system, clock: DepotClock = .system) -> DepotClient {
+        DepotClient(baseURL: baseURL, session: session, cacheDirectory: cacheDirectory, cacheFiles: cacheFiles, clock: clock,
+                    exchanger: nil)
     }
 
     // MARK: Test controls
