@@ -44,6 +44,13 @@ public final class DepotApp: Sendable {
     /// `volumeSpace` answers free-space questions for publishing, uploads and `/healthz` (tests inject a small volume).
     public static func start(_ configuration: DepotConfiguration, logger: Logger = Logger(),
                              volumeSpace: any VolumeSpace = SystemVolumeSpace()) async throws -> DepotApp {
+        try await start(configuration, logger: logger, volumeSpace: volumeSpace, versionReader: .system)
+    }
+
+    /// ``start(_:logger:volumeSpace:)`` with the admin API's publisher reading a pack's newest version with
+    /// `versionReader` (a test's holds the read to see where the admin routes read the disk).
+    package static func start(_ configuration: DepotConfiguration, logger: Logger, volumeSpace: any VolumeSpace,
+                              versionReader: Publisher.VersionReader) async throws -> DepotApp {
         // The given logger says where lines go; the configuration how they look.
         let logger = Logger(output: logger.output, format: configuration.logFormat)
         logger.output.adopt(configuration.logFormat)
@@ -124,8 +131,8 @@ public final class DepotApp: Sendable {
             NotificationSync(client: $0, ledger: ledger, receiver: purchases.notificationReceiver, metrics: metrics, logger: logger)
         }
         let admin = configuration.adminToken.map {
-            AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace), store: store, logger: logger,
-                         publishLock: SharedPublishLock(ledger: ledger))
+            AdminService(adminToken: $0, publisher: Publisher(paths: paths, space: volumeSpace, versionReader: versionReader),
+                         store: store, logger: logger, publishLock: SharedPublishLock(ledger: ledger))
         }
         let traffic = TrafficHistory(totals: { metrics.trafficTotals() })
         let lists = ProductListRoutes(store: store)

@@ -17,6 +17,8 @@ public struct Publisher: Sendable {
     let space: any VolumeSpace
     let durableStepDone: @Sendable (String) -> Void
     let now: @Sendable () -> Int64
+    /// How a pack's newest version is read from its directory: ``VersionReader/system`` unless a test gave its own.
+    private(set) var versionReader = VersionReader.system
 
     /// - Parameters:
     ///   - space: free-space figures of the content volume (tests and the test publisher fake a full one).
@@ -29,6 +31,29 @@ public struct Publisher: Sendable {
         self.space = space
         self.durableStepDone = durableStepDone
         self.now = now
+    }
+
+    /// A publisher that reads a pack's newest version with `versionReader`.
+    package init(paths: DepotPaths, space: any VolumeSpace, versionReader: VersionReader) {
+        self.init(paths: paths, space: space)
+        self.versionReader = versionReader
+    }
+
+    /// Reads a pack's newest version from disk; a test's reader holds the read to see where it runs.
+    package struct VersionReader: Sendable {
+        /// The highest version number among the version directories in a pack's directory and its `current`
+        /// (0 when it has none).
+        package var newest: @Sendable (_ packDirectory: String) -> Int
+
+        package init(newest: @escaping @Sendable (_ packDirectory: String) -> Int) { self.newest = newest }
+
+        /// The directory's listing and the text of its `current`.
+        package static let system = VersionReader { directory in
+            let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Identifiers.parseVersion($0) }
+            let current = (try? String(contentsOfFile: directory + "/current", encoding: .utf8))
+                .flatMap { Identifiers.parseVersion($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+            return max(existing.max() ?? 0, current)
+        }
     }
 
     var stagingDirectory: String { paths.contentDirectory + "/" + ContentIndex.stagingDirectoryName }
@@ -238,13 +263,7 @@ public struct Publisher: Sendable {
     }
 
     /// The highest version number of `pack` among its version directories and `current` (0 for a new pack).
-    func newestVersion(pack: String) -> Int {
-        let directory = paths.contentDirectory + "/" + pack
-        let existing = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).compactMap { Identifiers.parseVersion($0) }
-        let current = (try? String(contentsOfFile: directory + "/current", encoding: .utf8))
-            .flatMap { Identifiers.parseVersion($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
-        return max(existing.max() ?? 0, current)
-    }
+    func newestVersion(pack: String) -> Int { versionReader.newest(paths.contentDirectory + "/" + pack) }
 
     /// ``PublishRules/versionRefusal(pack:version:newest:)`` as a publish refusal.
     static func versionRefusal(pack: String, version: Int, newest: Int) -> PublishError? {

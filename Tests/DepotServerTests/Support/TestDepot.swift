@@ -25,6 +25,7 @@ final class TestDepot: @unchecked Sendable {
     /// Copies the sample tree (unless `sample` is false) and starts a server. `configure` may change any option.
     static func start(sample: Bool = true, tree existing: TemporaryDirectory? = nil,
                       volumeSpace: any VolumeSpace = SystemVolumeSpace(),
+                      versionReader: Publisher.VersionReader = .system,
                       configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> TestDepot {
         let tree = existing ?? TemporaryDirectory("depot-server")
         if existing == nil {
@@ -44,7 +45,8 @@ final class TestDepot: @unchecked Sendable {
         configuration.loops = 2
         configure(&configuration)
         let logs = LogOutput(capturing: true)
-        let app = try await DepotApp.start(configuration, logger: Logger(output: logs), volumeSpace: volumeSpace)
+        let app = try await DepotApp.start(configuration, logger: Logger(output: logs), volumeSpace: volumeSpace,
+                                           versionReader: versionReader)
         return TestDepot(tree: tree, app: app, logs: logs)
     }
 
