@@ -40,14 +40,22 @@ extension AdminService {
 
     /// `GET`/`HEAD /admin/v1/packs/{pack}/{version}/files/{path}`: what the server holds of an upload (the
     /// ``UploadStatus``, and `Upload-Offset`: where the next piece starts); nothing uploaded yet is
-    /// `0` received of size `0`, not complete.
+    /// `0` received of size `0`, not complete. The URL is checked here; the version's directory and `current`
+    /// (``Publisher/versionRefusal(pack:version:)``) and the upload are read on `lookups`, off the event loop.
     func uploadStatus(_ request: RouteRequest) throws -> Handling {
         let (pack, version, path) = try Self.uploadTarget(request)
-        if let refusal = publisher.versionRefusal(pack: pack, version: version) { throw refusal }
         let location = ResumableUpload(directory: uploadsDirectory + "/\(pack)/\(version)", relativePath: path)
         return .reply(.later { [self] in
-            let status = await lookups.run({ location.status() }) ?? UploadStatus(path: path, receivedBytes: 0, size: 0, complete: false)
-            return JSONAnswer.response(status: 200, status, .adminUploadStatus, headers: ["Upload-Offset": String(status.receivedBytes)])
+            let found: Result<UploadStatus?, PublishError> = await lookups.run { [publisher] in
+                if let refusal = publisher.versionRefusal(pack: pack, version: version) { return .failure(refusal) }
+                return .success(location.status())
+            }
+            switch found {
+            case .failure(let refusal): return refusal.answer.response(.adminUploadStatus)
+            case .success(let found):
+                let status = found ?? UploadStatus(path: path, receivedBytes: 0, size: 0, complete: false)
+                return JSONAnswer.response(status: 200, status, .adminUploadStatus, headers: ["Upload-Offset": String(status.receivedBytes)])
+            }
         })
     }
 }
