@@ -151,6 +151,9 @@ static inline void clinux_keep_large_allocations_in_heap(int bytes) {
     mallopt(M_MMAP_THRESHOLD, bytes);
     mallopt(M_TRIM_THRESHOLD, bytes * 2);
 }
+/* Lets every thread allocate from at most `count` malloc arenas (glibc otherwise gives threads arenas of their own,
+   up to 8 per core, and a buffer freed in one arena is not reused by a thread of another: fresh pages each time). */
+static inline void clinux_limit_malloc_arenas(int count) { (void)mallopt(M_ARENA_MAX, count); }
 /* Serves allocations of at least `bytes` with their own mappings, always (a fixed threshold: glibc otherwise
    raises it after each free, and large freed buffers then stay in the heap). */
 static inline void clinux_map_large_allocations(int bytes) { (void)mallopt(M_MMAP_THRESHOLD, bytes); }

@@ -37,9 +37,11 @@ package struct FetchCommand: Command {
     package init() {}
 
     package func run() async throws -> Int32 {
-        // Every chunk passes through ~1 MiB buffers; glibc would map and unmap each one (a page fault per
-        // 4 KiB, every time). Keep them in the heap so the memory is reused.
+        // Every run of chunks passes through a buffer of up to 4 MiB, received on a thread of its own and written
+        // from another; glibc would map and unmap each one, and give each receiving thread an arena of its own (a
+        // page fault per 4 KiB, every time). Keep them in the heap of one arena so the memory is reused.
         HeapTuning.keepLargeAllocationsInHeap(upTo: 64 << 20)
+        HeapTuning.limitArenas(to: 1)
         let proofs = [receipt != nil, !transactions.isEmpty, token != nil].filter { $0 }.count
         guard proofs == 1 else { throw UsageError("give exactly one of --receipt FILE, --transaction FILE or --token TOKEN") }
         let client = DepotClient(baseURL: server, cacheDirectory: nil,

@@ -8,4 +8,12 @@ public enum HeapTuning {
     public static func keepLargeAllocationsInHeap(upTo bytes: Int32) {
         clinux_keep_large_allocations_in_heap(bytes)
     }
+
+    /// Lets all threads allocate from at most `count` arenas from now on. glibc gives a new thread an arena of
+    /// its own (up to eight per core), and memory freed in one arena is not reused by threads of another: a
+    /// process that starts a thread per transfer and hands its buffers to other threads then faults in fresh
+    /// pages for most buffers. Call it before the threads start.
+    public static func limitArenas(to count: Int32) {
+        clinux_limit_malloc_arenas(count)
+    }
 }
