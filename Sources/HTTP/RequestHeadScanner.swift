@@ -23,8 +23,9 @@ enum RequestHeadScanner {
         index.method = HTTPMethod(bytes: UnsafeRawBufferPointer(start: base + methodStart, count: i - methodStart))
         i += 1
         let targetStart = i
-        // A fragment ("#") is never part of a request-target (RFC 9112 §3.2): such a line is malformed.
-        while i < end, base[i] > 0x20, base[i] != 0x7F, base[i] != 0x23 { i += 1 }
+        // A fragment ("#") is never part of a request-target (RFC 9112 §3.2), and a target is visible ASCII
+        // (RFC 3986 §2: anything else is percent-encoded): a line with either is malformed.
+        while i < end, base[i] > 0x20, base[i] < 0x7F, base[i] != 0x23 { i += 1 }
         guard i > targetStart, i < end, base[i] == 0x20 else { return .badRequest("Malformed request line.") }
         let targetEnd = i
         i += 1

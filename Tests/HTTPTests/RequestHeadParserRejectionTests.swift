@@ -50,6 +50,9 @@ struct RejectedHead: CustomTestStringConvertible, Sendable {
         // RFC 9112 §3.2: a request-target has no fragment.
         RejectedHead("fragment in the target", "GET /a#b HTTP/1.1\r\nHost: a\r\n\r\n"),
         RejectedHead("fragment after the query", "GET /a?b=1#c HTTP/1.1\r\nHost: a\r\n\r\n"),
+        // RFC 9112 §3.2 and RFC 3986 §2: a request-target is visible ASCII; other bytes are percent-encoded.
+        RejectedHead("raw UTF-8 in the path", "GET /products_\u{E9}.json HTTP/1.1\r\nHost: a\r\n\r\n"),
+        RejectedHead("raw UTF-8 in the query", "GET /a?q=caf\u{E9} HTTP/1.1\r\nHost: a\r\n\r\n"),
         // Malformed field lines.
         .fields("no colon", "NoColon\r\n"),
         .fields("empty name", ": value\r\n"),

@@ -47,6 +47,8 @@ final class DepotResponder: Responder {
             if Self.pathIs(head.target, v1Path) { return .reply(.response(lists.answer(head, .v1, loop: context.loopIndex))) }
             if Self.pathIs(head.target, v2Path) { return .reply(.response(lists.answer(head, .v2, loop: context.loopIndex))) }
         }
+        // RFC 9112 §3.2.4: the asterisk-form, valid for OPTIONS only (the parser refuses it otherwise).
+        if head.method == .options, head.target == "*" { return .reply(.response(table.serverOptions())) }
         let target = RequestTarget(head.target)
         guard let segments = try? target.pathSegments() else {
             // Spec §7: a malformed request is a 400, then the connection is closed.

@@ -69,6 +69,15 @@ package struct RouteTable: Sendable {
         }
     }
 
+    /// The answer to `OPTIONS *` (RFC 9110 §9.3.7: the server in general, not a resource): `200` with every method
+    /// some route answers in `Allow`, no body. `OPTIONS` on a resource stays `405`.
+    package func serverOptions() -> Response {
+        var fields = HTTPFields()
+        fields.append("Allow", RouteTableBuilder.allow(routes))
+        fields.append("Cache-Control", "no-store")
+        return Response(status: 200, headers: fields, body: .empty, route: RouteLabel.other.rawValue)
+    }
+
     /// The labels of every route (what a subset can be made of).
     package var labels: Set<RouteLabel> { Set(routes.map(\.label)) }
 
