@@ -30,7 +30,7 @@ public struct SimulatedAPIKey: Sendable {
 
     /// Writes the `.p8` file (`SubscriptionKey_<KEYID>.p8`) into `directory` and returns its path.
     public func writeKeyFile(into directory: String) throws -> String {
-        let path = directory + "/SubscriptionKey_\(keyID).p8"
+        let path = keyFilePath(in: directory)
         try pkcs8PEM.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }

@@ -1,8 +1,11 @@
 import Foundation
 import Server
 
-/// Purchases on demand, over HTTP (`depot simulator receipt`): the running store issues a receipt it will accept,
-/// or signs a StoreKit 2 transaction with its PKI.
+/// Purchases on demand, over HTTP (`depot simulator receipt`): the running store registers a purchase of a customer
+/// of its own with its Server API and answers with an app receipt that holds it (base64 PKCS#7 signed with its PKI,
+/// which its `verifyReceipt` accepts too) or with the purchase as a signed StoreKit 2 transaction; either way a
+/// server validating through the Server API finds the purchase in Get Transaction History and the subscription
+/// statuses.
 ///
 /// `POST /simulator/v1/receipts` and `POST /simulator/v1/transactions` take
 /// `{"productId": "...", "environment": "Production"|"Sandbox", "expiresInSeconds": N}` (the last two optional; an
@@ -13,6 +16,9 @@ extension SimulatedAppStore {
     public static let mintingPrefix = "/simulator/v1/"
 
     func mint(path: String, body: [UInt8]) -> Response {
+        guard path == "receipts" || path == "transactions" else {
+            return Self.mintingError(404, "POST /simulator/v1/receipts or /simulator/v1/transactions.")
+        }
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any],
               let productID = object["productId"] as? String, !productID.isEmpty else {
             return Self.mintingError(400, "The body must be {\"productId\": \"...\", \"environment\": \"Production\" or \"Sandbox\"}.")
@@ -26,27 +32,26 @@ extension SimulatedAppStore {
             guard let number = seconds as? NSNumber, number.doubleValue > 0 else {
                 return Self.mintingError(400, "`expiresInSeconds` must be a positive number.")
             }
-            expires = Date().addingTimeInterval(number.doubleValue)
+            expires = serverAPI.now().addingTimeInterval(number.doubleValue)
         }
+        // Random IDs: a simulator restarted on the same data directory does not hand out a server's known IDs again.
         let transactionID = String(Int64.random(in: 2_000_000_000_000_000...2_999_999_999_999_999))
-        switch path {
-        case "receipts":
-            let receipt = issueReceipt([Purchase(productID: productID, transactionID: transactionID, expiresDate: expires)],
-                                       environment: environment)
-            return Self.json(["receipt": receipt, "transactionId": transactionID], status: 201)
-        case "transactions":
-            let now = Date()
-            let transaction = TransactionSigner.Transaction(
-                transactionId: transactionID, bundleId: bundleID, productId: productID, purchaseDate: now, signedDate: now,
-                type: expires == nil ? "Non-Consumable" : "Auto-Renewable Subscription", environment: environment.rawValue,
-                expiresDate: expires)
-            guard let signed = try? serverAPI.signer.signedTransaction(transaction) else {
-                return Self.mintingError(500, "The transaction could not be signed.")
+        let purchase = serverAPI.purchase(productID, type: expires == nil ? .nonConsumable : .autoRenewable,
+                                          customer: "simulator-" + UUID().uuidString.lowercased(), environment: environment,
+                                          transactionID: transactionID, expiresDate: expires)
+        if path == "receipts" {
+            guard let receipt = try? serverAPI.appReceipt(transactionIDs: [transactionID], environment: environment) else {
+                return Self.mintingError(500, "The receipt could not be signed.")
             }
-            return Self.json(["signedTransaction": signed, "transactionId": transactionID], status: 201)
-        default:
-            return Self.mintingError(404, "POST /simulator/v1/receipts or /simulator/v1/transactions.")
+            accept(receipt: receipt, environment: environment,
+                   purchases: [Purchase(productID: productID, transactionID: transactionID, purchaseDate: purchase.purchaseDate,
+                                        expiresDate: expires)])
+            return Self.json(["receipt": receipt, "transactionId": transactionID], status: 201)
         }
+        guard let signed = try? serverAPI.signedTransaction(transactionID) else {
+            return Self.mintingError(500, "The transaction could not be signed.")
+        }
+        return Self.json(["signedTransaction": signed, "transactionId": transactionID], status: 201)
     }
 
     static func mintingError(_ status: Int, _ message: String) -> Response {

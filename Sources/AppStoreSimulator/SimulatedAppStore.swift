@@ -135,6 +135,13 @@ public final class SimulatedAppStore: Sendable {
         return Data("{\"simulated-receipt\":\"\(id)\"}".utf8).base64EncodedString()
     }
 
+    /// Answers `verifyReceipt` for `receipt` (base64 receipt data the store minted, such as an app receipt of its
+    /// Server API) with `purchases`.
+    func accept(receipt: String, environment: Environment, purchases: [Purchase]) {
+        state.withLock { $0.receipts[receipt] = Receipt(bundleID: bundleID, environment: environment, purchases: purchases,
+                                                        behaviour: Behaviour()) }
+    }
+
     /// Marks a transaction refunded: answers from now on carry `cancellation_date_ms`.
     public func refund(transactionID: String, at date: Date = Date()) {
         state.withLock { s in
@@ -165,9 +172,11 @@ public final class SimulatedAppStore: Sendable {
     /// `exclude-old-transactions` is the literal `true`).
     public var lastRequestBody: [UInt8]? { state.withLock { $0.lastRawBody } }
 
+    /// The key of `receiptData` among the store's receipts: the ID inside an issued one, else the data itself (a
+    /// receipt `accept(receipt:environment:purchases:)` took).
     static func receiptID(_ receiptData: String) -> String? {
         guard let data = Data(base64Encoded: receiptData),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return receiptData }
         return object["simulated-receipt"] as? String
     }
 

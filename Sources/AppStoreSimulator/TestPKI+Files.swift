@@ -57,7 +57,8 @@ extension TestPKI {
                        intermediateKey: try key(FileName.intermediateKey))
     }
 
-    private static func write(_ text: String, to path: String, secret: Bool) throws {
+    /// Writes `text` to `path` through a temporary file (0600 when `secret`, else 0644).
+    static func write(_ text: String, to path: String, secret: Bool) throws {
         let temporary = path + ".tmp"
         guard FileManager.default.createFile(atPath: temporary, contents: Data(text.utf8),
                                              attributes: [.posixPermissions: secret ? 0o600 : 0o644]) else {

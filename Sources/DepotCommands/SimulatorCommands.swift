@@ -27,13 +27,17 @@ struct SimulatorCommand: Command {
         let directory = SimulatorFiles.directory(data: configuration.dataDirectory)
         let pki: TestPKI
         do { pki = try TestPKI.stored(in: directory) } catch { throw CommandFailure("the simulator's certificates: \(error)") }
+        let key: SimulatedAPIKey
+        do { key = try SimulatedAPIKey.stored(in: directory) } catch { throw CommandFailure("the simulator's In-App Purchase key: \(error)") }
         let store: SimulatedAppStore
         do {
             store = try SimulatedAppStore(bundleID: configuration.bundleID, pki: pki, host: host, port: port)
         } catch {
             throw CommandFailure("cannot listen on \(host):\(port): \(error)")
         }
-        for option in Self.serveOptions(store, rootFile: directory + "/" + TestPKI.FileName.root) { say(option) }
+        store.serverAPI.accept(key)
+        for option in Self.serveOptions(store, rootFile: directory + "/" + TestPKI.FileName.root, key: key,
+                                        keyFile: key.keyFilePath(in: directory)) { say(option) }
         say("listening on \(store.baseURL.absoluteString)")
         let signal = await ShutdownSignal.wait()
         FileHandle.standardError.write(Data("depot: \(signal), stopping the simulator\n".utf8))
@@ -41,14 +45,22 @@ struct SimulatorCommand: Command {
         return 0
     }
 
-    /// The `depot serve` options that point a server at `store`, one per line.
-    static func serveOptions(_ store: SimulatedAppStore, rootFile: String) -> [String] {
+    /// The `depot serve` options that point a server at `store`, one per line: `verifyReceipt`, the root of its
+    /// signed data, and the App Store Server API with `key` (its `.p8` at `keyFile`), the app's Apple ID and bundle ID
+    /// that the store's answers carry and its token check wants.
+    static func serveOptions(_ store: SimulatedAppStore, rootFile: String, key: SimulatedAPIKey, keyFile: String) -> [String] {
         [
             "--apple-verify-url \(store.productionURL.absoluteString)",
             "--apple-sandbox-verify-url \(store.sandboxURL.absoluteString)",
-            // StoreKit 2 transactions from `depot simulator receipt --transaction` are signed by this root.
+            // StoreKit 2 transactions and everything the Server API answers are signed by this root.
             "--apple-root-certs \(rootFile)",
-            // The App Store Server API options (`--apple-api-*`) join this list once purchases use the API.
+            "--apple-api-key \(keyFile)",
+            "--apple-api-key-id \(key.keyID)",
+            "--apple-api-issuer \(key.issuerID)",
+            "--apple-api-url \(store.apiURL.absoluteString)",
+            "--apple-api-sandbox-url \(store.apiSandboxURL.absoluteString)",
+            "--apple-app-id \(store.serverAPI.appAppleID)",
+            "--bundle-id \(store.bundleID)",
         ]
     }
 }
@@ -122,7 +134,7 @@ enum SimulatedEnvironment: String, Sendable, CaseIterable, EnumeratedOption {
     }
 }
 
-/// Where the simulator keeps its certificates and keys: `<data>/simulator`, as an absolute path.
+/// Where the simulator keeps its certificates and keys (the PKI, the In-App Purchase key): `<data>/simulator`, as an absolute path.
 enum SimulatorFiles {
     static func directory(data: String) -> String {
         let absolute = data.hasPrefix("/") ? data : FileManager.default.currentDirectoryPath + "/" + data
