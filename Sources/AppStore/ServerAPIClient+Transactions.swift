@@ -168,15 +168,15 @@ extension ServerAPIClient {
     // MARK: - Checks shared by the endpoints
 
     /// The answer's `bundleId` (when present) must be ours; with an app Apple ID configured, a
-    /// Production answer's `appAppleId` must be it.
+    /// Production answer's `appAppleId` (when present) must be it.
     func checkApp(bundleId: String?, appAppleId: Int64?, environment: AppStoreEnvironment, endpoint: String) -> ServerAPIFailure? {
         if let bundleId, bundleId != configuration.bundleID {
             return .misconfigured(httpStatus: nil, appleErrorCode: nil,
                                   reason: "\(endpoint) (\(environment)) answered for bundle \(JSONText.string(bundleId)), not \(JSONText.string(configuration.bundleID)) (check --bundle-id and the key)")
         }
-        if let expected = configuration.appAppleID, environment == .production, appAppleId != expected {
+        if let expected = configuration.appAppleID, environment == .production, let appAppleId, appAppleId != expected {
             return .invalid(check: .app_id, appleErrorCode: nil,
-                            reason: "\(endpoint) (\(environment)) answered for app \(appAppleId.map(String.init) ?? "(none)"), not \(expected)")
+                            reason: "\(endpoint) (\(environment)) answered for app \(appAppleId), not \(expected)")
         }
         return nil
     }

@@ -9,7 +9,8 @@ public import FoundationNetworking
 /// Calls the App Store Server API (spec §2): every request carries a bearer JWT from the
 /// configured key; each call has the `--apple-timeout` and at most one retry after a backoff
 /// under a second for retryable failures (5xx, 429, error codes 4040002, 4040004, 4040006,
-/// 5000001, timeouts, no connection; a `429` whose `Retry-After` is further away is not retried);
+/// 5000001, timeouts, no connection; only a `429` is held to its `Retry-After`: one a second or more
+/// away is not retried);
 /// 401/403 are `misconfigured`; a transaction production does not know (`4040010`) is asked of
 /// sandbox when sandbox is allowed. Every signed item of an answer is verified with the same
 /// `SignedDataVerifier` as a JWS an app sends, and its environment must be the one that answered.
@@ -103,7 +104,7 @@ public final class ServerAPIClient: Sendable {
             let answer = await AppleHTTPCall.perform(urlRequest, session: session, timeout: configuration.timeout, executor: executor)
             let seconds = Date().timeIntervalSince(started)
             let failure: ServerAPIFailure
-            var wait: Double?
+            let pause: Double?
             switch answer {
             case .answered(let status, let body, let retryAfter):
                 let error = (200..<300).contains(status) ? nil : ServerAPIWire.decode(ServerAPIWire.ErrorPayload.self, from: body)
@@ -121,19 +122,23 @@ public final class ServerAPIClient: Sendable {
                 case .invalid:
                     return .failure(.invalid(check: nil, appleErrorCode: error?.errorCode, reason: described))
                 case .retryable:
-                    wait = retryAfter.flatMap { Self.retryAfterSeconds($0, now: Date()) }
+                    let wait = retryAfter.flatMap { Self.retryAfterSeconds($0, now: Date()) }
                     failure = .unavailable(retryAfter: wait.map { max(1, Int($0.rounded(.up))) } ?? configuration.defaultRetryAfter,
                                            appleErrorCode: error?.errorCode, reason: described)
+                    pause = ServerAPIStatusPolicy.retryPause(httpStatus: status, retryAfter: wait, backoff: configuration.retryBackoff,
+                                                             longest: configuration.longestRetryWait)
                 }
             case .noAnswer(let reason, let timedOut):
                 observer?(request.name, timedOut ? "timeout" : "no_answer", seconds)
                 failure = .unavailable(retryAfter: configuration.defaultRetryAfter, appleErrorCode: nil,
                                        reason: "\(request.name) (\(environment)): \(reason)")
+                pause = ServerAPIStatusPolicy.retryPause(httpStatus: nil, retryAfter: nil, backoff: configuration.retryBackoff,
+                                                         longest: configuration.longestRetryWait)
             }
-            // A 429 that asks for a longer pause than a request can wait is handed on, not retried.
-            guard !retried, (wait ?? 0) <= configuration.longestRetryWait else { return .failure(failure) }
+            // A 429 that asks for a longer pause than the backoff under a second is handed on, not retried.
+            guard !retried, let pause else { return .failure(failure) }
             retried = true
-            try? await Task.sleep(for: .milliseconds(Int(max(wait ?? 0, configuration.retryBackoff) * 1000)))
+            try? await Task.sleep(for: .milliseconds(Int(pause * 1000)))
         }
     }
 

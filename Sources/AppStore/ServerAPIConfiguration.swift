@@ -23,7 +23,7 @@ public struct ServerAPIConfiguration: Sendable {
     public var timeout: Double
     /// Pause before the one retry, in seconds (under a second).
     public var retryBackoff: Double = 0.3
-    /// A `429` whose `Retry-After` is further away than this many seconds is not retried.
+    /// A `429` whose `Retry-After` is this many seconds away or more is not retried (the backoff stays under it).
     public var longestRetryWait: Double = 1
     /// `Retry-After` seconds handed on when Apple gave none.
     public var defaultRetryAfter: Int = 5

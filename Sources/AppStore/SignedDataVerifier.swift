@@ -177,12 +177,11 @@ public struct SignedDataVerifier: Sendable {
             }
         }
         let declaredEnvironment = facts.environment(for: kind)
-        // Like Apple's library: only Production data is held to the app's Apple ID (Sandbox data may lack it).
-        if let appAppleID, kind == .notification, declaredEnvironment == .production {
-            let carried = facts.appAppleId(for: kind)
-            guard carried == appAppleID else {
-                throw .invalid(.app_id, detail: "appAppleId \(carried.map(String.init) ?? "missing") is not \(appAppleID)")
-            }
+        // Only Production data that carries an appAppleId is held to the app's Apple ID (spec §1; Sandbox data
+        // may lack it, and Production data without one has nothing to compare).
+        if let appAppleID, kind == .notification, declaredEnvironment == .production,
+           let carried = facts.appAppleId(for: kind), carried != appAppleID {
+            throw .invalid(.app_id, detail: "appAppleId \(carried) is not \(appAppleID)")
         }
         let environment = try acceptedEnvironment(declaredEnvironment)
         return VerifiedSignedData(payload: token.payload, signedDate: facts.signedDateValue,

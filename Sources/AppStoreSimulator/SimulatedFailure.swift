@@ -9,6 +9,8 @@ public enum SimulatedFailure: Sendable, Equatable {
     case rateLimited(retryAfter: Int)
     /// The real answer, after `seconds` (longer than the client's timeout: a timeout).
     case delay(seconds: Double)
+    /// `failure` (an `error` or `httpStatus`, e.g. a `503`) with `Retry-After: retryAfter` (seconds) added.
+    indirect case withRetryAfter(Int, SimulatedFailure)
 
     /// `500` with `5000001`.
     public static let generalInternalRetryable = SimulatedFailure.error(httpStatus: 500, errorCode: 5_000_001)

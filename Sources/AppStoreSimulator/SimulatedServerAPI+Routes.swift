@@ -28,19 +28,11 @@ extension SimulatedServerAPI {
         }
         var delay = responseDelay
         switch takeFailure(for: endpoint) {
-        case .error(let status, let code)?:
-            await pause(delay)
-            return Self.error(status, code, "Simulated failure.")
-        case .httpStatus(let status)?:
-            await pause(delay)
-            return Response(status: status, headers: ["Content-Type": "text/html"], body: .bytes(Array("<html>error</html>".utf8)))
-        case .rateLimited(let retryAfter)?:
-            await pause(delay)
-            var response = Self.error(429, 4_290_000, "Rate limit exceeded.")
-            response.headers.append("Retry-After", String(retryAfter))
-            return response
         case .delay(let seconds)?:
             delay = max(delay, seconds)
+        case let failure?:
+            await pause(delay)
+            return Self.response(for: failure)
         case nil:
             break
         }
@@ -69,6 +61,26 @@ extension SimulatedServerAPI {
         case ("v1", "notifications", 6) where s[4] == "test" && !s[5].isEmpty: return (.testNotificationStatus, s[5], .get)
         case ("v2", "transactions", 6) where s[4] == "consumption" && !s[5].isEmpty: return (.consumption, s[5], .put)
         default: return nil
+        }
+    }
+
+    /// The answer a failure gives (a `delay` gives the real answer late: not here).
+    private static func response(for failure: SimulatedFailure) -> Response {
+        switch failure {
+        case .error(let status, let code):
+            return error(status, code, "Simulated failure.")
+        case .httpStatus(let status):
+            return Response(status: status, headers: ["Content-Type": "text/html"], body: .bytes(Array("<html>error</html>".utf8)))
+        case .rateLimited(let retryAfter):
+            var response = error(429, 4_290_000, "Rate limit exceeded.")
+            response.headers.append("Retry-After", String(retryAfter))
+            return response
+        case .withRetryAfter(let retryAfter, let inner):
+            var response = response(for: inner)
+            response.headers.append("Retry-After", String(retryAfter))
+            return response
+        case .delay:
+            preconditionFailure("a delay answers late, not with a failure")
         }
     }
 
@@ -222,7 +234,7 @@ extension SimulatedServerAPI {
     private func appMembers(environment: Environment) -> [SimulatedJSON.Member] {
         var members: [SimulatedJSON.Member] = [.init("bundleId", .string(answerBundleID ?? bundleID)),
                                                .init("environment", .string(environment.rawValue))]
-        if environment == .production { members.append(.init("appAppleId", .integer(appAppleID))) }
+        if environment == .production, !omitsAppAppleID { members.append(.init("appAppleId", .integer(appAppleID))) }
         return members
     }
 

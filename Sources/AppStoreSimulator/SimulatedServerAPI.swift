@@ -52,6 +52,7 @@ public final class SimulatedServerAPI: Sendable {
         var nextTransactionID: Int64 = 2_000_000_900_000_000
         var notificationURL: URL?
         var answerBundleID: String?
+        var omitsAppAppleID = false
         var historyPageSize = 20
         var notificationPageSize = 20
     }
@@ -112,6 +113,12 @@ public final class SimulatedServerAPI: Sendable {
     public var answerBundleID: String? {
         get { state.withLock { $0.answerBundleID } }
         set { state.withLock { $0.answerBundleID = newValue } }
+    }
+
+    /// Production answers leave `appAppleId` out (Apple's documentation marks it optional).
+    public var omitsAppAppleID: Bool {
+        get { state.withLock { $0.omitsAppAppleID } }
+        set { state.withLock { $0.omitsAppAppleID = newValue } }
     }
 
     /// Transactions per history page (Apple: 20).

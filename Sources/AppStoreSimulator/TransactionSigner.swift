@@ -129,16 +129,18 @@ public struct TransactionSigner: Sendable {
     }
 
     /// A signed V2 notification (`signedPayload`). With `transaction`, `data.signedTransactionInfo`
-    /// carries it signed by the same PKI; `data.bundleId`/`environment` default to the transaction's.
+    /// carries it signed by the same PKI; `data.bundleId`/`environment` default to the transaction's;
+    /// `data.appAppleId` is there only when `appAppleId` is given.
     public func signedNotification(_ type: NotificationType, subtype: String? = nil,
                                    notificationUUID: String = UUID().uuidString.lowercased(),
                                    transaction: Transaction?, bundleId: String? = nil,
-                                   environment: String? = nil, signedDate: Date) throws -> String {
+                                   environment: String? = nil, appAppleId: Int64? = nil, signedDate: Date) throws -> String {
         var data: [String: Any] = [
             "bundleId": bundleId ?? transaction?.bundleId ?? "",
             "environment": environment ?? transaction?.environment ?? "Sandbox",
             "bundleVersion": "1",
         ]
+        data["appAppleId"] = appAppleId
         if let transaction { data["signedTransactionInfo"] = try signedTransaction(transaction) }
         var payload: [String: Any] = [
             "notificationType": type.rawValue, "notificationUUID": notificationUUID,

@@ -18,7 +18,7 @@ public enum PrivateKeyError: Error, Sendable, Equatable, CustomStringConvertible
         case .notPEM: "not a PEM file (no -----BEGIN PRIVATE KEY----- block)"
         case .notPKCS8(let label): "a PEM \"\(label)\" block, not a PKCS#8 private key (-----BEGIN PRIVATE KEY-----)"
         case .encrypted: "an encrypted PKCS#8 key; App Store Connect issues it unencrypted"
-        case .unreadable(let reason): "the PKCS#8 key does not decode (\(reason))"
+        case .unreadable(let reason): "a PKCS#8 key that does not decode (\(reason))"
         case .notP256(let found): "a \(found) key, not EC P-256"
         }
     }

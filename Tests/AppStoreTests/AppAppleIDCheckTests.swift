@@ -5,7 +5,8 @@ import DepotCrypto
 import Foundation
 import Testing
 
-/// `--apple-app-id`: a Production notification must carry the configured `appAppleId` (check `app_id`).
+/// `--apple-app-id`: a Production notification that carries an `appAppleId` must carry the configured one
+/// (check `app_id`); one that carries none is not checked.
 struct AppAppleIDCheckTests {
     static let bundle = "com.example.depot"
     static let now = Date(timeIntervalSince1970: 1_795_946_400)
@@ -31,7 +32,7 @@ struct AppAppleIDCheckTests {
     @Test func productionNotificationsAreHeldToTheAppAppleID() throws {
         #expect(try Self.check(environment: "Production", carried: 1234, configured: 1234) == nil)
         #expect(try Self.check(environment: "Production", carried: 1235, configured: 1234) == .app_id)
-        #expect(try Self.check(environment: "Production", carried: nil, configured: 1234) == .app_id)
+        #expect(try Self.check(environment: "Production", carried: nil, configured: 1234) == nil)
         #expect(try Self.check(environment: "Production", carried: 1235, configured: nil) == nil)
     }
 

@@ -98,13 +98,23 @@ import Testing
         RetryCase(name: "HTTP 503 without Apple's body, twice", failure: .httpStatus(503), times: 2, kind: "unavailable", calls: 2),
         RetryCase(name: "HTTP 500 once", failure: .httpStatus(500), times: 1, kind: nil, calls: 2),
         RetryCase(name: "429 with Retry-After 0 once", failure: .rateLimited(retryAfter: 0), times: 1, kind: nil, calls: 2),
-        RetryCase(name: "429 with Retry-After 1, twice", failure: .rateLimited(retryAfter: 1), times: 2, kind: "unavailable", calls: 2, retryAfter: 1),
+        // A 429's Retry-After of a second or more cannot be honoured within the backoff under a second.
+        RetryCase(name: "429 with Retry-After 1 is not retried", failure: .rateLimited(retryAfter: 1), times: 1, kind: "unavailable",
+                  calls: 1, retryAfter: 1),
+        // Only a 429 is held to its Retry-After: a 5xx is retried whatever it says, and the 503 hands it on.
+        RetryCase(name: "503 with Retry-After 7 once", failure: .withRetryAfter(7, .httpStatus(503)), times: 1, kind: nil, calls: 2),
+        RetryCase(name: "503 with Retry-After 7, twice", failure: .withRetryAfter(7, .httpStatus(503)), times: 2, kind: "unavailable",
+                  calls: 2, retryAfter: 7),
+        RetryCase(name: "5000001 with Retry-After 7, twice", failure: .withRetryAfter(7, .generalInternalRetryable), times: 2,
+                  kind: "unavailable", calls: 2, retryAfter: 7),
+        RetryCase(name: "503 with Retry-After 1 once", failure: .withRetryAfter(1, .httpStatus(503)), times: 1, kind: nil, calls: 2),
         RetryCase(name: "429 with Retry-After 30 is not retried", failure: .rateLimited(retryAfter: 30), times: 1, kind: "unavailable",
                   calls: 1, retryAfter: 30),
         RetryCase(name: "401 is misconfigured", failure: .error(httpStatus: 401, errorCode: 4_010_000), times: 1, kind: "misconfigured", calls: 1),
         RetryCase(name: "403 is misconfigured", failure: .httpStatus(403), times: 1, kind: "misconfigured", calls: 1),
         RetryCase(name: "4000006 is invalid", failure: .error(httpStatus: 400, errorCode: 4_000_006), times: 1, kind: "invalid", calls: 1),
         RetryCase(name: "a 404 without Apple's body is misconfigured", failure: .httpStatus(404), times: 1, kind: "misconfigured", calls: 1),
+        RetryCase(name: "a 302 is misconfigured, not retried", failure: .httpStatus(302), times: 1, kind: "misconfigured", calls: 1),
     ]
 
     @Test(arguments: retryCases)
@@ -119,6 +129,18 @@ import Testing
                 #expect(given == retryAfter)
             }
         }
+    }
+
+    /// The pause before the one retry is under a second (the configured 0.3 s backoff) for everything but a
+    /// `429`, whose shorter `Retry-After` is waited for and whose `Retry-After` of a second or more is not.
+    @Test func theRetryPauseIsUnderASecond() {
+        func pause(_ status: Int?, _ retryAfter: Double?) -> Double? {
+            ServerAPIStatusPolicy.retryPause(httpStatus: status, retryAfter: retryAfter, backoff: 0.3, longest: 1)
+        }
+        #expect(pause(503, 1) == 0.3 && pause(503, 7) == 0.3 && pause(500, nil) == 0.3 && pause(404, 7) == 0.3)
+        #expect(pause(nil, nil) == 0.3)
+        #expect(pause(429, nil) == 0.3 && pause(429, 0) == 0.3 && pause(429, 0.5) == 0.5)
+        #expect(pause(429, 1) == nil && pause(429, 30) == nil)
     }
 
     @Test func timeoutsAreRetriedOnceThenUnavailable() async throws {
@@ -208,6 +230,11 @@ import Testing
             // Sandbox data carries no appAppleId and is not held to it.
             let sandbox = h.api.purchase(Self.level2, environment: .sandbox)
             #expect(await h.client.transactionHistory(for: sandbox.transactionID, startingIn: .sandbox, now: Date()).failure == nil)
+            // Production data that carries no appAppleId has nothing to compare (spec §1: only data that carries one).
+            h.api.omitsAppAppleID = true
+            let history = await h.client.transactionHistory(for: production.transactionID, now: Date())
+            #expect(history.failure == nil, "\(history)")
+            #expect(await h.client.subscriptionStatuses(for: production.transactionID, now: Date()).failure == nil)
         }
         try await ServerAPIHarness.run(appAppleID: 1_234_567_890) { h in
             let production = h.api.purchase(Self.level2)

@@ -58,6 +58,18 @@ struct ServerAPIKeyTests {
         #expect(Self.failure(directory.path + "/missing.p8")?.description.contains("missing.p8") == true)
     }
 
+    /// A corrupted key file's start-up line is one sentence: "the key file X is a PKCS#8 key that does not decode (…)".
+    @Test func aCorruptedKeyFileReadsAsASentence() throws {
+        let directory = TemporaryDirectory()
+        directory.write("damaged.p8", "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg\n-----END PRIVATE KEY-----\n")
+        let failure = try #require(Self.failure(directory.path + "/damaged.p8"))
+        guard case .invalidKey(_, .unreadable(let reason)) = failure else {
+            Issue.record("expected an unreadable key, got \(failure)")
+            return
+        }
+        #expect(failure.description == "the key file \(directory.path)/damaged.p8 is a PKCS#8 key that does not decode (\(reason))")
+    }
+
     @Test func identifiersAreChecked() throws {
         let directory = TemporaryDirectory()
         directory.write("key.p8", try ECPrivateKey.generateP256().pemString)

@@ -51,11 +51,13 @@ import Testing
         Retryable(failure: .error(httpStatus: 404, errorCode: 4_040_002), times: 2, status: 503, calls: 2, retryAfter: "5"),
         Retryable(failure: .httpStatus(503), times: 2, status: 503, calls: 2, retryAfter: "5"),
         Retryable(failure: .rateLimited(retryAfter: 30), times: 1, status: 503, calls: 1, retryAfter: "30"),
-        Retryable(failure: .rateLimited(retryAfter: 1), times: 2, status: 503, calls: 2, retryAfter: "1"),
+        Retryable(failure: .rateLimited(retryAfter: 1), times: 1, status: 503, calls: 1, retryAfter: "1"),
+        Retryable(failure: .withRetryAfter(7, .httpStatus(503)), times: 2, status: 503, calls: 2, retryAfter: "7"),
+        Retryable(failure: .withRetryAfter(7, .generalInternalRetryable), times: 1, status: 200, calls: 2, retryAfter: nil),
     ]
 
     /// Retryable failures get one retry, then `503 apple_unavailable` with `Retry-After` (Apple's when it gave
-    /// one); a `429` asking for more than a second is not retried.
+    /// one); a `429` asking for a second or more is not retried, a 5xx is whatever its `Retry-After`.
     @Test(arguments: retryable)
     func retryableFailuresAreRetriedOnceThenUnavailable(_ row: Retryable) async throws {
         try await PurchaseFixture.run(serverAPI: true) { fixture in
@@ -120,7 +122,8 @@ import Testing
     }
 
     /// `--apple-app-id`: a Production answer for another app is `422` with check `app_id`; a Production
-    /// notification without the app's Apple ID is refused with the same check; Sandbox data is exempt.
+    /// notification for another app ID is refused with the same check, one that carries none is not checked;
+    /// Sandbox data is exempt.
     @Test func theAppAppleIDIsChecked() async throws {
         try await PurchaseFixture.run(serverAPI: true, configure: { $0.appleAppID = 42 }) { fixture in
             let production = try await fixture.postReceipt(try Self.receipt(in: fixture))
@@ -130,10 +133,17 @@ import Testing
             #expect(sandbox.status == 200, "\(sandbox.summary)")
 
             let transaction = PurchaseFixture.transaction()
-            let notification = try fixture.signer.signedNotification(.refund, transaction: transaction, environment: "Production", signedDate: Date())
-            let refused = try await fixture.notify(signedPayload: notification)
+            let another = try fixture.signer.signedNotification(.refund, transaction: transaction, environment: "Production",
+                                                                appAppleId: 43, signedDate: Date())
+            let refused = try await fixture.notify(signedPayload: another)
             #expect(refused.status == 401, "\(refused.summary)")
             #expect(refused.object["check"] as? String == "app_id")
+            let none = try fixture.signer.signedNotification(.refund, transaction: transaction, environment: "Production", signedDate: Date())
+            let accepted = try await fixture.notify(signedPayload: none)
+            #expect(accepted.status == 200, "\(accepted.summary)")
+            let ours = try fixture.signer.signedNotification(.refund, transaction: PurchaseFixture.transaction(), environment: "Production",
+                                                             appAppleId: 42, signedDate: Date())
+            #expect(try await fixture.notify(signedPayload: ours).status == 200)
         }
     }
 }
