@@ -113,10 +113,9 @@ struct Representation {
         case .partial(let ranges):
             var fields = validatorFields()
             fields.append("Accept-Ranges", "bytes")
-            // A multipart/byteranges body has nowhere to say that its parts are pieces of a gzip encoding
-            // (a Content-Encoding field would claim the multipart itself is compressed), so several ranges of an
-            // encoded variant are ignored (RFC 9110 §14.2: a server MAY ignore Range) and the full 200 is sent.
-            if ranges.count > 1 && contentFields.contains("content-encoding") { return fullResponse() }
+            // The ranges count the bytes of this representation as sent (a gzip variant's compressed bytes), and a
+            // 206 carries the representation fields its 200 would (RFC 9110 §14.6), `Content-Encoding` included,
+            // whether it has one part or several (http-decisions.md).
             if ranges.count == 1 {
                 let range = ranges[0]
                 fields.append("Content-Type", contentType)
@@ -127,6 +126,7 @@ struct Representation {
             let multipart = MultipartByteRanges(ranges: ranges, totalSize: length, contentType: contentType,
                                                 boundary: MultipartByteRanges.makeBoundary())
             fields.append("Content-Type", multipart.contentTypeValue)
+            for field in contentFields { fields.append(field.displayName, field.value) }
             var segments: [BodySegment] = []
             for part in multipart.parts {
                 segments.append(.bytes(part.head))
