@@ -33,6 +33,22 @@ import DepotServer
         NegotiationRow(acceptEncoding: ["gzip;q=0, *"], gzip: false),
         NegotiationRow(acceptEncoding: ["*;q=0, gzip;q=0.2"], gzip: true),
         NegotiationRow(acceptEncoding: ["br", "gzip"], gzip: true),
+        // RFC 9110 §12.5.3: identity (named, or `*` when it is not) with a higher q than gzip's is preferred;
+        // an equal q keeps gzip, and an identity not mentioned states no preference.
+        NegotiationRow(acceptEncoding: ["gzip;q=0.1, identity;q=0.9"], gzip: false),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5, identity;q=1"], gzip: false),
+        NegotiationRow(acceptEncoding: ["identity;q=0.9", "gzip;q=0.1"], gzip: false),
+        NegotiationRow(acceptEncoding: ["IDENTITY; q=0.501, gzip; q=0.5"], gzip: false),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5, *"], gzip: false),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5, identity;q=0.5"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip, identity"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.9, identity;q=0.1"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5, identity;q=0.9, gzip;q=1"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5, *;q=1, identity;q=0.2"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.5"], gzip: true),
+        NegotiationRow(acceptEncoding: ["gzip, identity;q=0"], gzip: true),
+        NegotiationRow(acceptEncoding: ["identity;q=0"], gzip: false),
+        NegotiationRow(acceptEncoding: ["gzip;q=0.0001, identity;q=0.0002"], gzip: false),
     ]
 
     @Test(arguments: negotiationRows)

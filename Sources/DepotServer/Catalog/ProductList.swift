@@ -107,7 +107,7 @@ package final class ProductList: Sendable {
         guard head.isGetOrHead,
               head.occurrences(.ifMatch) == 0, head.occurrences(.ifUnmodifiedSince) == 0,
               head.occurrences(.range) == 0, head.occurrences(.ifRange) == 0,
-              let useGzip = AcceptEncoding.acceptsGzip(head) else { return nil }
+              let useGzip = AcceptEncoding.choosesGzip(head) else { return nil }
         let variant = useGzip ? gzip : identity
         switch head.occurrences(.ifNoneMatch) {
         case 0:
@@ -133,7 +133,7 @@ package final class ProductList: Sendable {
 
     /// Answers a GET or HEAD of this list.
     package func respond(to head: RequestHead) -> Response {
-        let useGzip = AcceptEncoding.acceptsGzip(head.fields)
+        let useGzip = AcceptEncoding.choosesGzip(head.fields)
         let variant = useGzip ? gzip : identity
         // The most common revalidation, one If-None-Match carrying exactly this variant's tag, is answered
         // without parsing: an identical tag matches under the weak comparison of step 3 (RFC 9110 §13.1.2), and

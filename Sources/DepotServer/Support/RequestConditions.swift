@@ -46,12 +46,13 @@ struct RequestConditions {
     }
 }
 
-/// `Accept-Encoding` negotiation (RFC 9110 §12.5.3), for gzip only.
+/// `Accept-Encoding` negotiation (RFC 9110 §12.5.3) between gzip and identity.
 enum AcceptEncoding {
-    /// The same decision on the head's bytes; nil when a value is unusual (a q-value that is not a plain decimal),
-    /// for `acceptsGzip(_:)` to decide.
-    static func acceptsGzip(_ head: RawRequestHead) -> Bool? {
+    /// The same decision on the head's bytes; nil when a value is unusual (a q-value that is not a plain decimal
+    /// with at most three decimals), for `choosesGzip(_:)` to decide.
+    static func choosesGzip(_ head: RawRequestHead) -> Bool? {
         var gzipQ: Int?
+        var identityQ: Int?
         var anyQ: Int?
         var usual = true
         head.forEachValue(.acceptEncoding) { value in
@@ -62,6 +63,7 @@ enum AcceptEncoding {
                 if let (coding, q) = element(UnsafeBufferPointer(rebasing: value[start..<end])) {
                     switch coding {
                     case .gzip: gzipQ = max(gzipQ ?? 0, q)
+                    case .identity: identityQ = max(identityQ ?? 0, q)
                     case .any: anyQ = q
                     case .other: break
                     case .unusual: usual = false
@@ -71,12 +73,20 @@ enum AcceptEncoding {
             }
         }
         guard usual else { return nil }
-        if let gzipQ { return gzipQ > 0 }
-        if let anyQ { return anyQ > 0 }
-        return false
+        return choosesGzip(gzip: gzipQ, identity: identityQ, any: anyQ)
     }
 
-    private enum Coding { case gzip, any, other, unusual }
+    /// The decision from the q-values found (nil: the coding is not named): gzip when it is acceptable (named with
+    /// q > 0, or covered by `*` with q > 0 when not named) and identity is not preferred to it, that is identity's
+    /// q (named, or `*`'s when not named) is not higher than gzip's; equal keeps gzip, the smaller answer. A field
+    /// that names neither identity nor `*` states no preference for identity (`gzip;q=0.5` alone keeps gzip).
+    private static func choosesGzip<Q: Comparable & AdditiveArithmetic>(gzip: Q?, identity: Q?, any: Q?) -> Bool {
+        guard let gzipQ = gzip ?? any, gzipQ > .zero else { return false }
+        if let identityQ = identity ?? any, identityQ > gzipQ { return false }
+        return true
+    }
+
+    private enum Coding { case gzip, identity, any, other, unusual }
 
     /// One list element: its coding and its q-value in thousandths; nil for an empty element.
     private static func element(_ bytes: UnsafeBufferPointer<UInt8>) -> (Coding, Int)? {
@@ -87,6 +97,8 @@ enum AcceptEncoding {
         let coding: Coding
         if ASCIIText.equalsIgnoringCase(bytes, name, "gzip") || ASCIIText.equalsIgnoringCase(bytes, name, "x-gzip") {
             coding = .gzip
+        } else if ASCIIText.equalsIgnoringCase(bytes, name, "identity") {
+            coding = .identity
         } else if name.count == 1, bytes[name.lowerBound] == UInt8(ascii: "*") {
             coding = .any
         } else {
@@ -107,36 +119,36 @@ enum AcceptEncoding {
         return (coding, q)
     }
 
-    /// `1*DIGIT [ "." *DIGIT ]` in thousandths (enough to tell zero from not zero); nil for anything else.
+    /// `1*3DIGIT [ "." *3DIGIT ]` in thousandths, exactly (RFC 9110 §12.4.2 allows three decimals, so values can be
+    /// compared); nil for anything else.
     private static func qValue(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int? {
         var i = range.lowerBound
         var whole = 0
-        var digits = 0
         while i < range.upperBound, bytes[i] &- 0x30 < 10 {
-            whole = min(whole * 10 + Int(bytes[i] &- 0x30), 1000)
-            digits += 1
+            whole = whole * 10 + Int(bytes[i] &- 0x30)
             i += 1
         }
-        guard digits > 0 else { return nil }
+        guard i > range.lowerBound, i - range.lowerBound <= 3 else { return nil }
         var thousandths = whole * 1000
         if i < range.upperBound {
             guard bytes[i] == UInt8(ascii: ".") else { return nil }
             i += 1
             var scale = 100
             while i < range.upperBound, bytes[i] &- 0x30 < 10 {
-                // Any non-zero digit makes the value non-zero, however far it is.
-                if bytes[i] != 0x30 { thousandths += max(1, Int(bytes[i] &- 0x30) * scale) }
+                guard scale > 0 else { return nil }
+                thousandths += Int(bytes[i] &- 0x30) * scale
                 scale /= 10
                 i += 1
             }
             guard i == range.upperBound else { return nil }
         }
-        return min(thousandths, Int.max / 2)
+        return thousandths
     }
 
-    /// True when the client accepts gzip: listed with q > 0 (or `x-gzip`), or covered by `*` with q > 0.
-    static func acceptsGzip(_ fields: HTTPFields) -> Bool {
+    /// Whether the gzip variant is sent (see `choosesGzip(gzip:identity:any:)`).
+    static func choosesGzip(_ fields: HTTPFields) -> Bool {
         var gzipQ: Double?
+        var identityQ: Double?
         var anyQ: Double?
         for field in fields where field.name == "accept-encoding" {
             for element in field.value.split(separator: ",") {
@@ -148,11 +160,14 @@ enum AcceptEncoding {
                     let p = parameter.trimmingOWS()
                     if p.lowercased().hasPrefix("q=") { q = Double(p.dropFirst(2)) ?? 0 }
                 }
-                if coding == "gzip" || coding == "x-gzip" { gzipQ = max(gzipQ ?? 0, q) } else if coding == "*" { anyQ = q }
+                switch coding {
+                case "gzip", "x-gzip": gzipQ = max(gzipQ ?? 0, q)
+                case "identity": identityQ = max(identityQ ?? 0, q)
+                case "*": anyQ = q
+                default: break
+                }
             }
         }
-        if let gzipQ { return gzipQ > 0 }
-        if let anyQ { return anyQ > 0 }
-        return false
+        return choosesGzip(gzip: gzipQ, identity: identityQ, any: anyQ)
     }
 }
