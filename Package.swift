@@ -55,7 +55,7 @@ let package = Package(
         // Apple: JWS verification and the verifyReceipt client.
         .target(name: "AppStore", dependencies: ["DepotWire", "DepotCore", "DepotCrypto"]),
         // The ledger: SQLite (embedded default) or PostgreSQL (many instances).
-        .target(name: "Ledger", dependencies: ["CSQLite", "CPostgres"]),
+        .target(name: "Ledger", dependencies: ["CSQLite", "CPostgres", "Platform"]),
         // The publisher console's page, modules and style sheet, embedded in the binary at build time.
         .target(name: "DepotConsole", dependencies: ["DepotCrypto"], resources: [.embedInCode("Console")]),
         // Composition: routes, handlers, catalog/content loading, publishing, operations.
@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "AppStoreTests", dependencies: ["AppStore", "AppStoreSimulator", "DepotCrypto", "DepotCore", "DepotTestSupport",
                                                        "HTTP", "Server"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "DepotTestSupport"]),
+        .testTarget(name: "LedgerTests", dependencies: ["Ledger", "DepotTestSupport", "Platform"]),
         .testTarget(name: "DepotClientTests", dependencies: ["DepotClient", "DepotWire", "DepotTestSupport"]),
         .testTarget(name: "DepotServerTests", dependencies: [
             "DepotServer", "AppStoreSimulator", "HTTP", "Server", "DepotClient", "depot", "depot-test-publisher", "DepotTestSupport",

@@ -1,4 +1,5 @@
 public import Foundation
+package import Platform
 import Synchronization
 
 /// The durable record of validated purchases, account bindings, revocations and processed notifications:
@@ -49,6 +50,13 @@ public final class Ledger: Sendable {
     package static func open(at path: String, readOnly: Bool) async throws(LedgerError) -> Ledger {
         let index = AccessIndex()
         let storage = try await SQLiteLedgerStorage.open(at: path, readOnly: readOnly, index: index)
+        return Ledger(storage: storage, index: index)
+    }
+
+    /// `open(at:)` on a volume whose free space is `space`'s (tests fake a full disk for the write probe).
+    package static func open(at path: String, space: any VolumeSpace) async throws(LedgerError) -> Ledger {
+        let index = AccessIndex()
+        let storage = try await SQLiteLedgerStorage.open(at: path, readOnly: false, index: index, space: space)
         return Ledger(storage: storage, index: index)
     }
 
@@ -173,9 +181,10 @@ public final class Ledger: Sendable {
         }
     }
 
-    /// A cheap write probe for `/healthz` (SQLite: takes the write lock in a transaction rolled back;
+    /// A cheap write probe for `/healthz` (SQLite: takes the write lock in a transaction rolled back, or,
+    /// after a write failed for a storage reason, commits a one-page write once the volume has 1 MiB free;
     /// PostgreSQL: a transaction with an `UPDATE` that matches nothing). `false` when closed, read-only,
-    /// unreachable or locked.
+    /// unreachable, cannot be written (SQLite: until a probe commits) or, for PostgreSQL, locked.
     public func checkWritable() async -> Bool {
         await storage.checkWritable()
     }

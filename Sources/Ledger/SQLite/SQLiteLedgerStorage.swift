@@ -1,36 +1,52 @@
 import Dispatch
 import Foundation
+import Platform
 import Synchronization
 
 /// The SQLite backend: one file (`<data>/ledger.sqlite`, spec §2.3), one connection, one private serial queue.
 ///
 /// - Durability: WAL journal with `synchronous=FULL`, so a call that returned has been fsync'd and survives
 ///   a crash or power loss. Every write is one `BEGIN IMMEDIATE … COMMIT`; a failed write (disk full,
-///   read-only file, I/O error) throws `LedgerError.writeFailed` and leaves nothing half-written.
+///   read-only file, I/O error) throws `LedgerError.writeFailed` and leaves nothing half-written. Such a
+///   storage failure also marks the ledger unwritable (`health`, `/healthz`) until a probe commits
+///   (`SQLiteWriteHealth`, `checkWritable()`).
 /// - Threads: all SQLite work runs on the queue, never on the caller's thread nor on Swift's cooperative
 ///   pool; the `async` API is bridged with a continuation.
 /// - The access index is updated after each commit with entries computed inside that transaction; the queue
 ///   serializes writes, so the index follows the file's order of commits.
 final class SQLiteLedgerStorage: LedgerStorage {
     let backend = LedgerBackend.sqlite
-    private let queue: DispatchQueue
-    private let database: SQLiteDatabase
+    let queue: DispatchQueue
+    let database: SQLiteDatabase
     private let index: AccessIndex
-    private let closed = Mutex(false)
+    let closed = Mutex(false)
     /// The file's schema version (`SQLiteLedgerSchema.currentVersion` once migrated).
     let schemaVersion: Int
+    /// Whether a write failed for a storage reason and no probe has committed since.
+    let writeHealth = SQLiteWriteHealth()
+    /// The volume the file is on (its free space gates the probe that clears `writeHealth`).
+    let space: any VolumeSpace
+    /// The file's directory, for `space`.
+    let directory: String
 
-    private init(queue: DispatchQueue, database: SQLiteDatabase, index: AccessIndex, schemaVersion: Int) {
+    private init(queue: DispatchQueue, database: SQLiteDatabase, index: AccessIndex, schemaVersion: Int, path: String,
+                 space: any VolumeSpace) {
         self.queue = queue
         self.database = database
         self.index = index
         self.schemaVersion = schemaVersion
+        self.space = space
+        let directory = (path as NSString).deletingLastPathComponent
+        self.directory = directory.isEmpty ? "." : directory
     }
 
     /// Opens the file at `path` (creating it and its directory unless `readOnly`), configures WAL,
     /// `synchronous=FULL`, foreign keys and a busy timeout, applies pending migrations, and fills `index`.
-    static func open(at path: String, readOnly: Bool, index: AccessIndex) async throws(LedgerError) -> SQLiteLedgerStorage {
-        try await open(at: path, readOnly: readOnly, migrate: true, index: index)
+    /// `space` is the file's volume (tests fake a full one).
+    static func open(
+        at path: String, readOnly: Bool, index: AccessIndex, space: any VolumeSpace = SystemVolumeSpace()
+    ) async throws(LedgerError) -> SQLiteLedgerStorage {
+        try await open(at: path, readOnly: readOnly, migrate: true, index: index, space: space)
     }
 
     /// Opens an existing file only to read it (the copy's source, a backup's): no migration, no index, and the
@@ -39,11 +55,11 @@ final class SQLiteLedgerStorage: LedgerStorage {
         guard FileManager.default.fileExists(atPath: path) else {
             throw .openFailed(path: path, message: "no such file")
         }
-        return try await open(at: path, readOnly: false, migrate: false, index: AccessIndex())
+        return try await open(at: path, readOnly: false, migrate: false, index: AccessIndex(), space: SystemVolumeSpace())
     }
 
     private static func open(
-        at path: String, readOnly: Bool, migrate: Bool, index: AccessIndex
+        at path: String, readOnly: Bool, migrate: Bool, index: AccessIndex, space: any VolumeSpace
     ) async throws(LedgerError) -> SQLiteLedgerStorage {
         let queue = DispatchQueue(label: "depot.ledger.sqlite", qos: .userInitiated)
         let (database, version) = try await perform(on: queue) { () throws(LedgerError) in
@@ -64,7 +80,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
                 throw .openFailed(path: path, message: "\(error)")
             }
         }
-        return SQLiteLedgerStorage(queue: queue, database: database, index: index, schemaVersion: version)
+        return SQLiteLedgerStorage(queue: queue, database: database, index: index, schemaVersion: version, path: path, space: space)
     }
 
     func record(
@@ -72,7 +88,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     ) async throws(LedgerError) -> [String: BindingDecision] {
         let (database, index) = (database, index)
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            let result = try Self.writing(database) { () throws(SQLiteError) in
+            let result = try self.writing { () throws(SQLiteError) in
                 try SQLiteLedgerStore(database: database).record(purchases, account: account, policy: policy, now: now, events: events)
             }
             index.update(result.entries)
@@ -86,7 +102,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     ) async throws(LedgerError) -> Bool {
         let (database, index) = (database, index)
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            let entries = try Self.writing(database) { () throws(SQLiteError) in
+            let entries = try self.writing { () throws(SQLiteError) in
                 try SQLiteLedgerStore(database: database).apply(
                     notificationID: notificationID, type: type, revoke: revoke, restore: restore, by: by, now: now, events: events)
             }
@@ -124,7 +140,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     func tokenKey(generate: @escaping @Sendable () -> [UInt8]) async throws(LedgerError) -> [UInt8] {
         let database = database
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            try Self.writing(database) { () throws(SQLiteError) in
+            try self.writing { () throws(SQLiteError) in
                 try SQLiteLedgerStore(database: database).tokenKey(generate: generate)
             }
         }
@@ -133,7 +149,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     func claimNotificationSync(environment: String, owner: String, now: Date, lease: Double) async throws(LedgerError) -> NotificationSyncClaim {
         let database = database
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            try Self.writing(database) { () throws(SQLiteError) in
+            try self.writing { () throws(SQLiteError) in
                 try SQLiteNotificationSyncWindows(database: database).claim(environment: environment, owner: owner, now: now, lease: lease)
             }
         }
@@ -142,7 +158,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     func completeNotificationSync(environment: String, owner: String, through end: Date) async throws(LedgerError) -> Bool {
         let database = database
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            try Self.writing(database) { () throws(SQLiteError) in
+            try self.writing { () throws(SQLiteError) in
                 try SQLiteNotificationSyncWindows(database: database).complete(environment: environment, owner: owner, through: end)
             }
         }
@@ -151,7 +167,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     func releaseNotificationSync(environment: String, owner: String) async throws(LedgerError) {
         let database = database
         try await Self.perform(on: queue) { () throws(LedgerError) in
-            try Self.writing(database) { () throws(SQLiteError) in
+            try self.writing { () throws(SQLiteError) in
                 try SQLiteNotificationSyncWindows(database: database).release(environment: environment, owner: owner)
             }
         }
@@ -162,26 +178,10 @@ final class SQLiteLedgerStorage: LedgerStorage {
         return nil
     }
 
-    /// A cheap write probe for `/healthz`: takes the write lock and writes the header page inside a
-    /// transaction that is rolled back. `false` when the ledger is closed, read-only or cannot lock.
-    func checkWritable() async -> Bool {
-        let database = database
-        let result = try? await Self.perform(on: queue) { () throws(LedgerError) -> Bool in
-            guard database.isOpen, !database.isReadOnly else { return false }
-            do {
-                try database.execute("BEGIN IMMEDIATE")
-                defer { try? database.execute("ROLLBACK") }
-                try database.execute("PRAGMA user_version = \(SQLiteLedgerSchema.currentVersion)")
-                return true
-            } catch {
-                return false
-            }
-        }
-        return result ?? false
-    }
-
     var health: LedgerHealth {
-        LedgerHealth(up: !closed.withLock { $0 }, backend: .sqlite, lastConfirmed: Date())
+        let failure = writeHealth.failure
+        return LedgerHealth(up: !closed.withLock { $0 } && failure == nil, backend: .sqlite, lastConfirmed: Date(),
+                            writeFailure: failure)
     }
 
     var propagation: LedgerPropagation { LedgerPropagation(lastConfirmed: Date()) }
@@ -241,7 +241,7 @@ final class SQLiteLedgerStorage: LedgerStorage {
     ) async throws(LedgerError) -> Value {
         let database = database
         return try await Self.perform(on: queue) { () throws(LedgerError) in
-            try Self.writing(database) { () throws(SQLiteError) in try body(database) }
+            try self.writing { () throws(SQLiteError) in try body(database) }
         }
     }
 
@@ -298,14 +298,14 @@ final class SQLiteLedgerStorage: LedgerStorage {
         return database
     }
 
-    /// Runs a write, mapping SQLite failures to `LedgerError.writeFailed` (or `.closed`).
-    private static func writing<Result>(
-        _ database: SQLiteDatabase, _ body: () throws(SQLiteError) -> Result
-    ) throws(LedgerError) -> Result {
+    /// Runs a write on the queue, mapping SQLite failures to `LedgerError.writeFailed` (or `.closed`); a storage
+    /// failure marks the ledger unwritable (`noteFailure(_:)`).
+    private func writing<Result>(_ body: () throws(SQLiteError) -> Result) throws(LedgerError) -> Result {
         guard database.isOpen else { throw .closed }
         do {
             return try body()
         } catch {
+            noteFailure(error)
             throw .writeFailed(message: error.message)
         }
     }
