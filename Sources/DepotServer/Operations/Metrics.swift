@@ -205,7 +205,7 @@ public final class Metrics: Sendable {
     private static func render(ledger: Ledger) -> String {
         let health = ledger.health
         let propagation = ledger.propagation
-        var out = "# HELP depot_ledger_up Whether the ledger answers (1) or not (0).\n# TYPE depot_ledger_up gauge\n"
+        var out = "# HELP depot_ledger_up Whether the ledger answers and can be written (1) or not (0).\n# TYPE depot_ledger_up gauge\n"
         out += "depot_ledger_up \(health.up ? 1 : 0)\n"
         out += "# HELP depot_ledger_info The ledger's backend.\n# TYPE depot_ledger_info gauge\n"
         out += "depot_ledger_info{backend=\"\(ledger.backend.rawValue)\"} 1\n"

@@ -5,7 +5,8 @@ import Ledger
 import Synchronization
 
 /// The ledger's part (operations.md §3, scale-out.md §3). A SQLite ledger this instance cannot write makes it
-/// `unavailable` (purchases could not be recorded). A shared PostgreSQL ledger that cannot be reached makes it
+/// `unavailable` (purchases could not be recorded): its probe fails, or a write failed for a storage reason
+/// (disk full, read-only, I/O error) and no probe has committed since; the reason quotes that write's error. A shared PostgreSQL ledger that cannot be reached makes it
 /// `degraded`: it still serves the lists, manifests and, for `--ledger-stale-max` seconds, downloads.
 package struct LedgerHealth: HealthContributor {
     let backend: LedgerBackend
@@ -13,6 +14,8 @@ package struct LedgerHealth: HealthContributor {
     let writable: @Sendable () async -> Bool
     /// Whether the shared ledger's feed is connected, and when it last confirmed the state.
     let feed: @Sendable () -> (up: Bool, lastConfirmed: Date)
+    /// What the SQLite write that marked the ledger unwritable said.
+    let writeFailure: @Sendable () -> String?
     /// `--ledger-stale-max`, for the reason's text.
     let staleMax: Double
 
@@ -25,6 +28,7 @@ package struct LedgerHealth: HealthContributor {
         backend = ledger.backend
         writable = { await ledger.checkWritable() }
         feed = { (ledger.health.up, ledger.health.lastConfirmed) }
+        writeFailure = { ledger.health.writeFailure }
         self.staleMax = staleMax
     }
 
@@ -33,6 +37,7 @@ package struct LedgerHealth: HealthContributor {
         backend = .sqlite
         self.writable = writable
         feed = { (true, Date()) }
+        writeFailure = { nil }
         staleMax = 0
     }
 
@@ -41,7 +46,7 @@ package struct LedgerHealth: HealthContributor {
         switch backend {
         case .sqlite:
             ok = await writable()
-            if !ok { report.fail(because: "the ledger cannot be written") }
+            if !ok { report.fail(because: "the ledger cannot be written" + (writeFailure().map { ": \($0)" } ?? "")) }
         case .postgres:
             let (up, lastConfirmed) = feed()
             ok = up ? await Self.probe(writable, within: Self.probeTimeout) : false
