@@ -10,6 +10,8 @@ final class ServerCore: Sendable {
     let responder: any Responder
     let observer: (any ServerObserver)?
     let openConnections = Atomic<Int>(0)
+    /// Connections still open when the stop's grace period ended (closed then, whatever they were sending).
+    let cutOffAtStop = Atomic<Int>(0)
     /// Collected request bodies held, over every loop.
     let budget: BodyBudget
     /// Every loop, for the accepting loop to hand connections out.
@@ -108,6 +110,9 @@ public final class HTTPServer: Sendable {
 
     /// Open client connections.
     public var openConnections: Int { core.openConnections.load(ordering: .relaxed) }
+
+    /// Connections the stop's grace period cut off (closed while still busy); read after ``stopped()``.
+    public var connectionsCutOffAtStop: Int { core.cutOffAtStop.load(ordering: .relaxed) }
 
     /// Bytes of collected request bodies held now (at most `bodyBudgetBytes`).
     public var bufferedBodyBytes: Int { core.budget.inUse }

@@ -39,9 +39,10 @@ extension ServerTests {
             await waiter.value
             #expect(stoppedEarly.isSet)
             #expect(server.server.openConnections == 0)
+            #expect(server.server.connectionsCutOffAtStop == 0, "every connection ended within the grace period")
         }
 
-        @Test("stop: a request that outlives the grace period is cut off and stopped() still returns")
+        @Test("stop: a request that outlives the grace period is cut off (and counted) and stopped() still returns")
         func graceExpires() async throws {
             let server = try TestServer(headerTimeout: 30_000, idleTimeout: 30_000, shutdownGrace: 300)
             let busy = try server.connect()
@@ -49,6 +50,7 @@ extension ServerTests {
             #expect(await eventually { server.responder.gate.waiters == 1 })
             await server.stop()
             #expect(busy.isClosedByPeer())
+            #expect(server.server.connectionsCutOffAtStop == 1)
             server.responder.gate.open()
         }
 

@@ -281,7 +281,9 @@ package final class EventLoop: @unchecked Sendable {
         for case let connection? in connections { connection.stopRequested() }
     }
 
+    /// The grace period is over: closes what is still open, counted in ``ServerCore/cutOffAtStop``.
     private func closeAll() {
+        core.cutOffAtStop.add(connectionCount, ordering: .relaxed)
         for case let connection? in connections { connection.forceClose() }
     }
 }
