@@ -2,7 +2,7 @@ import ArgumentParsing
 import DepotServer
 import Foundation
 
-/// `depot serve`: runs the server until SIGTERM or SIGINT.
+/// `depot serve`: runs the server until SIGTERM or SIGINT. Once the server runs, everything on stderr is a log line.
 struct ServeCommand: Command {
     static let name = "serve"
     static let summary = "Serve the product lists, purchases and packs over HTTP."
@@ -20,7 +20,8 @@ struct ServeCommand: Command {
         FileHandle.standardOutput.write(Data("listening on \(app.baseURL)\n".utf8))
         if let ops = app.opsURL { FileHandle.standardOutput.write(Data("ops listener on \(ops)\n".utf8)) }
         let signal = await ShutdownSignal.wait()
-        FileHandle.standardError.write(Data("depot: \(signal), finishing in-flight requests\n".utf8))
+        // Through the server's logger like every other line it writes from here on (operations.md §2).
+        app.logger.info(.shutdown, "\(signal) received, finishing in-flight requests")
         await app.stop()
         return 0
     }

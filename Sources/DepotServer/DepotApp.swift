@@ -225,7 +225,8 @@ public final class DepotApp: Sendable {
         return await notificationSync.completed.wait(for: count, timeout: timeout)
     }
 
-    /// Stops accepting, lets in-flight requests finish (up to 10 s), then releases everything.
+    /// Stops accepting, lets in-flight requests finish (up to 10 s), then releases everything. Logs (event
+    /// `shutdown`) the connections the 10 s cut off, and `stopped` last.
     public func stop() async {
         await notificationSync?.stop()
         store.stopWatching()
@@ -234,10 +235,13 @@ public final class DepotApp: Sendable {
         opsServer?.stop()
         await server.stopped()
         await opsServer?.stopped()
+        let cutOff = server.connectionsCutOffAtStop + (opsServer?.connectionsCutOffAtStop ?? 0)
+        if cutOff > 0 { logger.warning(.shutdown, "drain limit reached: closed \(cutOff) connection(s) still in flight") }
         // The loops are done: what they sent goes into the delivery record before the ledger closes.
         await records?.stop()
         await ledger?.close()
         dataLock.release()
+        logger.info(.shutdown, "stopped")
         logger.output.flush()
     }
 

@@ -14,16 +14,23 @@ struct ExchangeRecorder: ServerObserver {
         let seconds = Double(record.durationNanoseconds) / 1e9
         metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent, seconds: seconds,
                               shard: record.loopIndex)
+        logAccess(record)
+    }
+
+    /// A pack file answer cut short still delivered the bytes it wrote (spec app-store-server-api §7), and the
+    /// request still gets its access line (the status sent, the body bytes written before the connection ended:
+    /// the client left, the write stalled, the stop's 10 s ran out).
+    func exchangeInterrupted(_ record: ExchangeRecord) {
+        recordDelivery(record)
+        logAccess(record)
+    }
+
+    private func logAccess(_ record: ExchangeRecord) {
         guard let accessLog else { return }
         let path = record.target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
         accessLog.with(requestID: record.requestID).request(remote: record.clientAddress, method: record.method.description,
                                                             path: path, status: record.status, bytes: record.bytesSent,
-                                                            durationMilliseconds: seconds * 1000)
-    }
-
-    /// A pack file answer cut short still delivered the bytes it wrote (spec app-store-server-api §7).
-    func exchangeInterrupted(_ record: ExchangeRecord) {
-        recordDelivery(record)
+                                                            durationMilliseconds: Double(record.durationNanoseconds) / 1e6)
     }
 
     /// Notes the file bytes a tagged answer wrote, on this loop's own buffer.

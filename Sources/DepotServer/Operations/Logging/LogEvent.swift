@@ -3,8 +3,10 @@
 public enum LogEvent: String, Sendable, CaseIterable {
     /// One finished request (the access line).
     case request
-    /// The server started or stopped, or refused to start.
+    /// The server started, or started without something it needs (no usable catalog).
     case lifecycle
+    /// The server is stopping: the signal that asked for it, connections the drain limit cut off, stopped.
+    case shutdown
     /// A catalog was swapped in.
     case catalogReloaded = "catalog_reloaded"
     /// A catalog on disk was refused (the last good one, if any, keeps serving).
