@@ -18,26 +18,14 @@ package final class BoundedHTTPSession: Sendable {
     package enum Answer: Sendable {
         /// An HTTP answer (any status, a `3xx` included), its fields, and the body's first `maximumBodyBytes`.
         case answered(status: Int, fields: [String: String], body: Data, truncated: Bool)
-        /// No answer: refused, dropped, timed out, with the reason and what kind of failure it was.
-        case failed(reason: String, kind: NoAnswer)
+        /// No answer: refused, dropped, timed out (`timedOut`), with the reason.
+        case failed(reason: String, timedOut: Bool)
 
         /// The value of field `name` (any case) of an answer.
         package func field(_ name: String) -> String? {
             guard case .answered(_, let fields, _, _) = self else { return nil }
             return fields.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
-    }
-
-    /// What kind of failure gave no answer.
-    package enum NoAnswer: Sendable, Equatable {
-        case timedOut
-        /// The connection was closed or reset before a byte of an answer came (libcurl's "empty reply", or a
-        /// lost connection without a response head). When the request went on a kept-alive connection, libcurl
-        /// (under URLSession on Linux) has already sent it a second time on a fresh connection by itself, and
-        /// this is how that second attempt ended too.
-        case closedUnanswered
-        /// Anything else: refused, no such host, an answer broken off after its head, …
-        case other
     }
 
     private let session: URLSession
@@ -103,25 +91,19 @@ package final class BoundedHTTPSession: Sendable {
                 }
                 // A transfer that broke off after the head is still no complete answer.
                 if let error, !entry.truncated {
-                    answer = Self.failure(error, afterHead: true)
+                    answer = Self.failure(error)
                 } else {
                     answer = .answered(status: http.statusCode, fields: fields, body: entry.body, truncated: entry.truncated)
                 }
             } else {
-                answer = error.map { Self.failure($0, afterHead: false) } ?? .failed(reason: "no HTTP answer", kind: .other)
+                answer = error.map(Self.failure) ?? .failed(reason: "no HTTP answer", timedOut: false)
             }
             entry.continuation.resume(returning: answer)
         }
 
-        private static func failure(_ error: any Error, afterHead: Bool) -> Answer {
-            let code = (error as? URLError)?.code
-            let kind: NoAnswer = switch code {
-            case .timedOut?: .timedOut
-            // libcurl's CURLE_GOT_NOTHING, and CURLE_RECV_ERROR/SEND_ERROR with ECONNRESET (swift-corelibs-foundation's mapping).
-            case .badServerResponse? where !afterHead, .networkConnectionLost? where !afterHead: .closedUnanswered
-            default: .other
-            }
-            return .failed(reason: "\(error.localizedDescription)\(code.map { " (URL error \($0.rawValue))" } ?? "")", kind: kind)
+        private static func failure(_ error: any Error) -> Answer {
+            let code = (error as? URLError).map { " (URL error \($0.code.rawValue))" } ?? ""
+            return .failed(reason: "\(error.localizedDescription)\(code)", timedOut: (error as? URLError)?.code == .timedOut)
         }
     }
 }

@@ -128,15 +128,12 @@ public final class ServerAPIClient: Sendable {
                     pause = ServerAPIStatusPolicy.retryPause(httpStatus: status, retryAfter: wait, backoff: configuration.retryBackoff,
                                                              longest: configuration.longestRetryWait)
                 }
-            case .noAnswer(let reason, let kind):
-                observer?(request.name, kind == .timedOut ? "timeout" : "no_answer", seconds)
+            case .noAnswer(let reason, let timedOut):
+                observer?(request.name, timedOut ? "timeout" : "no_answer", seconds)
                 failure = .unavailable(retryAfter: configuration.defaultRetryAfter, appleErrorCode: nil,
                                        reason: "\(request.name) (\(environment)): \(reason)")
-                // A connection closed unanswered is not sent a third time: on a kept-alive connection libcurl has
-                // already resent it on a fresh one (and a fresh one closed means the server had the request).
-                pause = kind == .closedUnanswered ? nil
-                    : ServerAPIStatusPolicy.retryPause(httpStatus: nil, retryAfter: nil, backoff: configuration.retryBackoff,
-                                                       longest: configuration.longestRetryWait)
+                pause = ServerAPIStatusPolicy.retryPause(httpStatus: nil, retryAfter: nil, backoff: configuration.retryBackoff,
+                                                         longest: configuration.longestRetryWait)
             }
             // A 429 that asks for a longer pause than the backoff under a second is handed on, not retried.
             guard !retried, let pause else { return .failure(failure) }
