@@ -58,7 +58,8 @@ package final class ProductList: Sendable {
     }
 
     private static func variant(name: String, body: [UInt8], gzip: Bool, lastModified: Int64, cacheControl: String) -> Variant {
-        let representation = representation(body: body, gzip: gzip, lastModified: lastModified, cacheControl: cacheControl)
+        let representation = representation(body: body, gzip: gzip, etag: entityTag(for: body), lastModified: lastModified,
+                                            cacheControl: cacheControl)
         var ok = representation.fullResponse()
         ok.freeze()
         var notModified = representation.notModifiedResponse()
@@ -66,10 +67,11 @@ package final class ProductList: Sendable {
         return Variant(body: body, etag: representation.etag, ok: ok, notModified: notModified)
     }
 
-    private static func representation(body: [UInt8], gzip: Bool, lastModified: Int64, cacheControl: String) -> Representation {
+    /// The list as a ``Representation``; `etag` is the variant's, hashed once when the catalog changes.
+    private static func representation(body: [UInt8], gzip: Bool, etag: EntityTag, lastModified: Int64, cacheControl: String) -> Representation {
         var contentFields = HTTPFields()
         if gzip { contentFields.append("Content-Encoding", "gzip") }
-        return Representation(source: .bytes(body), etag: entityTag(for: body), lastModified: lastModified,
+        return Representation(source: .bytes(body), etag: etag, lastModified: lastModified,
                               contentType: "application/json; charset=utf-8", cacheControl: cacheControl,
                               contentFields: contentFields, varies: true, route: "products")
     }
@@ -147,7 +149,8 @@ package final class ProductList: Sendable {
         case .proceed where conditions.range.isEmpty:
             return variant.ok
         default:
-            return Self.representation(body: variant.body, gzip: useGzip, lastModified: lastModified, cacheControl: cacheControl)
+            // Ranges and the rarer conditions: the variant's stored tag, not a hash of its bytes per request.
+            return Self.representation(body: variant.body, gzip: useGzip, etag: variant.etag, lastModified: lastModified, cacheControl: cacheControl)
                 .respond(to: head, conditions: conditions)
         }
     }
