@@ -11,18 +11,23 @@ struct ExchangeRecorder: ServerObserver {
 
     func exchangeCompleted(_ record: ExchangeRecord) {
         recordDelivery(record)
-        let seconds = Double(record.durationNanoseconds) / 1e9
-        metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent, seconds: seconds,
-                              shard: record.loopIndex)
+        recordMetrics(record)
         logAccess(record)
     }
 
     /// A pack file answer cut short still delivered the bytes it wrote (spec app-store-server-api §7), and the
-    /// request still gets its access line (the status sent, the body bytes written before the connection ended:
-    /// the client left, the write stalled, the stop's 10 s ran out).
+    /// request still gets its access line and its metrics (the status sent, the body bytes written before the
+    /// connection ended: the client left, the write stalled, the stop's 10 s ran out), so the bytes sent by route
+    /// add up to what left the server, and the access log and the request counters agree.
     func exchangeInterrupted(_ record: ExchangeRecord) {
         recordDelivery(record)
+        recordMetrics(record)
         logAccess(record)
+    }
+
+    private func recordMetrics(_ record: ExchangeRecord) {
+        metrics.recordRequest(route: record.route, status: record.status, bytes: record.bytesSent,
+                              seconds: Double(record.durationNanoseconds) / 1e9, shard: record.loopIndex)
     }
 
     private func logAccess(_ record: ExchangeRecord) {
