@@ -16,8 +16,9 @@ enum AppleHTTPCall {
     enum Answer: Sendable {
         /// An HTTP response (any status) with its body and `Retry-After` field.
         case answered(status: Int, body: Data, retryAfter: String?)
-        /// No response: timeout, refused or dropped connection. `timedOut` tells a timeout apart.
-        case noAnswer(reason: String, timedOut: Bool)
+        /// No response: timeout, refused or dropped connection; `kind` tells a timeout and a connection closed
+        /// unanswered apart.
+        case noAnswer(reason: String, kind: BoundedHTTPSession.NoAnswer)
     }
 
     /// Largest answer body read (a history page of 20 signed transactions is about 100 KB).
@@ -53,18 +54,18 @@ enum AppleHTTPCall {
             let gate = FirstAnswer(continuation)
             let timer = spawn(on: executor) {
                 try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-                if !Task.isCancelled { gate.resume(.noAnswer(reason: "Apple did not answer within \(timeout) s", timedOut: true)) }
+                if !Task.isCancelled { gate.resume(.noAnswer(reason: "Apple did not answer within \(timeout) s", kind: .timedOut)) }
             }
             _ = spawn(on: executor) {
                 let answer: Answer
                 let sent = await session.send(prepared)
                 switch sent {
                 case .answered(_, _, _, truncated: true):
-                    answer = .noAnswer(reason: "Apple's answer exceeds \(maximumBodyBytes) bytes", timedOut: false)
+                    answer = .noAnswer(reason: "Apple's answer exceeds \(maximumBodyBytes) bytes", kind: .other)
                 case .answered(let status, _, let body, truncated: false):
                     answer = .answered(status: status, body: body, retryAfter: sent.field("Retry-After"))
-                case .failed(let reason, let timedOut):
-                    answer = .noAnswer(reason: "no answer from Apple: \(reason)", timedOut: timedOut)
+                case .failed(let reason, let kind):
+                    answer = .noAnswer(reason: "no answer from Apple: \(reason)", kind: kind)
                 }
                 gate.resume(answer)
                 timer.cancel()

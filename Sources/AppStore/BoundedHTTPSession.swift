@@ -18,8 +18,8 @@ package final class BoundedHTTPSession: Sendable {
     package enum Answer: Sendable {
         /// An HTTP answer (any status, a `3xx` included), its fields, and the body's first `maximumBodyBytes`.
         case answered(status: Int, fields: [String: String], body: Data, truncated: Bool)
-        /// No answer: refused, dropped, timed out (`timedOut`), with the reason.
-        case failed(reason: String, timedOut: Bool)
+        /// No answer: refused, dropped, timed out, with the reason and what kind of failure it was.
+        case failed(reason: String, kind: NoAnswer)
 
         /// The value of field `name` (any case) of an answer.
         package func field(_ name: String) -> String? {
@@ -27,6 +27,23 @@ package final class BoundedHTTPSession: Sendable {
             return fields.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
     }
+
+    /// What kind of failure gave no answer.
+    package enum NoAnswer: Sendable, Equatable {
+        case timedOut
+        /// The connection was closed or reset before a byte of an answer came (libcurl's "empty reply", or a
+        /// lost connection without a response head). `resent`: the host had answered on this session within
+        /// libcurl's connection reuse window before the request went out, so it most likely went on a kept-alive
+        /// connection, and then libcurl (under URLSession on Linux) has already sent it a second time on a fresh
+        /// connection by itself: this is how that second attempt ended.
+        case closedUnanswered(resent: Bool)
+        /// Anything else: refused, no such host, an answer broken off after its head, …
+        case other
+    }
+
+    /// How long libcurl keeps an idle connection for reuse (`CURLOPT_MAXAGE_CONN`'s default, 118 s): a request
+    /// to a host that answered on this session more recently than this may go on that kept-alive connection.
+    static let reuseWindow: Duration = .seconds(118)
 
     private let session: URLSession
     private let delegate: Delegate
@@ -41,7 +58,7 @@ package final class BoundedHTTPSession: Sendable {
     package func send(_ request: URLRequest) async -> Answer {
         await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
             let task = session.dataTask(with: request)
-            delegate.register(task.taskIdentifier, continuation)
+            delegate.register(task.taskIdentifier, url: request.url, continuation)
             task.resume()
         }
     }
@@ -52,18 +69,30 @@ package final class BoundedHTTPSession: Sendable {
             var continuation: CheckedContinuation<Answer, Never>
             var body = Data()
             var truncated = false
+            /// Whether the request's host had answered within ``BoundedHTTPSession/reuseWindow`` when it went out.
+            var mayReuse = false
+            var host = ""
         }
 
         let limit: Int
         // Every property that changes is behind this lock (the class is otherwise immutable).
         private let pending = Mutex<[Int: Pending]>([:])
+        /// When each host (scheme, host, port) last answered on this session; a few hosts (Apple's two, a webhook).
+        private let answeredAt = Mutex<[String: ContinuousClock.Instant]>([:])
 
         init(limit: Int) {
             self.limit = limit
         }
 
-        func register(_ task: Int, _ continuation: CheckedContinuation<Answer, Never>) {
-            pending.withLock { $0[task] = Pending(continuation: continuation) }
+        func register(_ task: Int, url: URL?, _ continuation: CheckedContinuation<Answer, Never>) {
+            let host = Self.hostKey(url)
+            let now = ContinuousClock.now
+            let mayReuse = answeredAt.withLock { $0[host].map { now - $0 < BoundedHTTPSession.reuseWindow } ?? false }
+            pending.withLock { $0[task] = Pending(continuation: continuation, mayReuse: mayReuse, host: host) }
+        }
+
+        private static func hostKey(_ url: URL?) -> String {
+            "\(url?.scheme ?? "")://\(url?.host ?? ""):\(url?.port ?? -1)"
         }
 
         func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
@@ -91,19 +120,30 @@ package final class BoundedHTTPSession: Sendable {
                 }
                 // A transfer that broke off after the head is still no complete answer.
                 if let error, !entry.truncated {
-                    answer = Self.failure(error)
+                    answer = Self.failure(error, afterHead: true, mayReuse: entry.mayReuse)
                 } else {
+                    answeredAt.withLock { hosts in
+                        if hosts.count >= 64, hosts[entry.host] == nil { hosts.removeAll() }
+                        hosts[entry.host] = ContinuousClock.now
+                    }
                     answer = .answered(status: http.statusCode, fields: fields, body: entry.body, truncated: entry.truncated)
                 }
             } else {
-                answer = error.map(Self.failure) ?? .failed(reason: "no HTTP answer", timedOut: false)
+                answer = error.map { Self.failure($0, afterHead: false, mayReuse: entry.mayReuse) }
+                    ?? .failed(reason: "no HTTP answer", kind: .other)
             }
             entry.continuation.resume(returning: answer)
         }
 
-        private static func failure(_ error: any Error) -> Answer {
-            let code = (error as? URLError).map { " (URL error \($0.code.rawValue))" } ?? ""
-            return .failed(reason: "\(error.localizedDescription)\(code)", timedOut: (error as? URLError)?.code == .timedOut)
+        private static func failure(_ error: any Error, afterHead: Bool, mayReuse: Bool) -> Answer {
+            let code = (error as? URLError)?.code
+            let kind: NoAnswer = switch code {
+            case .timedOut?: .timedOut
+            // libcurl's CURLE_GOT_NOTHING, and CURLE_RECV_ERROR/SEND_ERROR with ECONNRESET (swift-corelibs-foundation's mapping).
+            case .badServerResponse? where !afterHead, .networkConnectionLost? where !afterHead: .closedUnanswered(resent: mayReuse)
+            default: .other
+            }
+            return .failed(reason: "\(error.localizedDescription)\(code.map { " (URL error \($0.rawValue))" } ?? "")", kind: kind)
         }
     }
 }

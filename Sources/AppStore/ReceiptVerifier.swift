@@ -98,11 +98,13 @@ public final class ReceiptVerifier: Sendable {
                 appleStatus = response.status
                 outcome = AppleStatusPolicy.classify(status: response.status, isRetryable: response.isRetryable, httpStatus: httpStatus)
                 if outcome.isValidReceipt { return .valid(response, environment: endpoint) }
-            case .failed(let httpStatus, _):
+            case .failed(let httpStatus, _, let resent):
                 outcome = AppleStatusPolicy.classifyFailedResponse(httpStatus: httpStatus)
+                // libcurl has already sent it again on a fresh connection: that was its one retry.
+                if resent { retried = true }
             }
             let reason: String = {
-                if case .failed(_, let why) = answer { return why }
+                if case .failed(_, let why, _) = answer { return why }
                 return "Apple answered status \(appleStatus ?? -1)"
             }()
             switch outcome {
@@ -133,7 +135,8 @@ public final class ReceiptVerifier: Sendable {
 
     private enum Answer: Sendable {
         case response(VerifyReceiptResponse, httpStatus: Int)
-        case failed(httpStatus: Int?, reason: String)
+        /// `resent`: closed unanswered after libcurl resent it (``BoundedHTTPSession/NoAnswer/closedUnanswered(resent:)``).
+        case failed(httpStatus: Int?, reason: String, resent: Bool = false)
     }
 
     /// One POST to one endpoint, bounded by the timeout.
@@ -154,14 +157,14 @@ public final class ReceiptVerifier: Sendable {
             } else {
                 answer = .failed(httpStatus: httpStatus, reason: "Apple answered HTTP \(httpStatus) without a verifyReceipt body")
             }
-        case .noAnswer(let reason, _):
-            answer = .failed(httpStatus: nil, reason: reason)
+        case .noAnswer(let reason, let kind):
+            answer = .failed(httpStatus: nil, reason: reason, resent: kind == .closedUnanswered(resent: true))
         }
         let seconds = Date().timeIntervalSince(started)
         switch answer {
         case .response(let response, let httpStatus):
             observer?(httpStatus >= 200 && httpStatus < 300 ? "status_\(response.status)" : "http_\(httpStatus)", seconds)
-        case .failed(let httpStatus, _):
+        case .failed(let httpStatus, _, _):
             observer?(httpStatus.map { "http_\($0)" } ?? "no_answer", seconds)
         }
         return answer

@@ -128,12 +128,15 @@ public final class ServerAPIClient: Sendable {
                     pause = ServerAPIStatusPolicy.retryPause(httpStatus: status, retryAfter: wait, backoff: configuration.retryBackoff,
                                                              longest: configuration.longestRetryWait)
                 }
-            case .noAnswer(let reason, let timedOut):
-                observer?(request.name, timedOut ? "timeout" : "no_answer", seconds)
+            case .noAnswer(let reason, let kind):
+                observer?(request.name, kind == .timedOut ? "timeout" : "no_answer", seconds)
                 failure = .unavailable(retryAfter: configuration.defaultRetryAfter, appleErrorCode: nil,
                                        reason: "\(request.name) (\(environment)): \(reason)")
-                pause = ServerAPIStatusPolicy.retryPause(httpStatus: nil, retryAfter: nil, backoff: configuration.retryBackoff,
-                                                         longest: configuration.longestRetryWait)
+                // A request libcurl has already resent (closed unanswered on a kept-alive connection, then on a
+                // fresh one) is not sent a third time: that was its one retry.
+                pause = kind == .closedUnanswered(resent: true) ? nil
+                    : ServerAPIStatusPolicy.retryPause(httpStatus: nil, retryAfter: nil, backoff: configuration.retryBackoff,
+                                                       longest: configuration.longestRetryWait)
             }
             // A 429 that asks for a longer pause than the backoff under a second is handed on, not retried.
             guard !retried, let pause else { return .failure(failure) }

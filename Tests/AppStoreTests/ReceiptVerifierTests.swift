@@ -240,6 +240,32 @@ import Testing
         #expect(outcomes.list == ["status_21005", "status_0", "http_500", "http_500", "status_21007", "status_0"])
     }
 
+    /// verifyReceipt too: a request whose connection is closed unanswered reaches the server twice, never three
+    /// times. (A POST is not resent by libcurl: on a kept-alive connection URLSession then reports nothing until
+    /// the call's timeout, 3 s here, and Depot's one retry goes on a fresh connection; a fresh one closed
+    /// unanswered comes back at once and is retried once.)
+    @Test func aConnectionClosedUnansweredIsSentAtMostTwice() async throws {
+        let body = #"{"status":21003}"#
+        let answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+        for answered in [1, 0] {
+            let server = try HangingUpServer(answered: answered, answer: answer)
+            defer { server.stop() }
+            let url = URL(string: "http://127.0.0.1:\(server.port)/verifyReceipt")!
+            var configuration = ReceiptVerifierConfiguration(productionURL: url, sandboxURL: url, sharedSecret: nil,
+                                                             allowSandbox: true, timeout: 3)
+            configuration.retryBackoff = 0.01
+            let outcomes = Outcomes()
+            let verifier = ReceiptVerifier(configuration: configuration, observer: { outcome, _ in outcomes.append(outcome) })
+            if answered == 1 {
+                // 21003 is not retried; the connection stays open for the next call.
+                #expect(await verifier.verify(receiptData: "eyJhIjoxfQ==").kind == .invalid)
+            }
+            #expect(await verifier.verify(receiptData: "eyJiIjoyfQ==").kind == .unavailable)
+            #expect(server.requests == Array(repeating: "POST /verifyReceipt HTTP/1.1", count: answered + 2), "answered first: \(answered)")
+            #expect(outcomes.list.suffix(answered == 1 ? 1 : 2) == Array(repeating: "no_answer", count: answered == 1 ? 1 : 2))
+        }
+    }
+
     @Test func unreachableAppleIsUnavailable() async throws {
         let refusing = try RefusingPort()
         let url = refusing.url
