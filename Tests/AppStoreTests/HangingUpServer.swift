@@ -1,3 +1,4 @@
+import DepotTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -20,22 +21,7 @@ final class HangingUpServer: @unchecked Sendable {
     init(answered: Int, answer: String) throws {
         self.answered = answered
         self.answer = Array(answer.utf8)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
-        }
-        guard fd >= 0, bound, listen(fd, 16) == 0 else {
-            if fd >= 0 { close(fd) }
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        listener = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (listener, port) = try LoopbackSocket.bound(listening: 16)
         Thread { [self] in acceptLoop() }.start()
     }
 

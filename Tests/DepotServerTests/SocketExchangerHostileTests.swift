@@ -1,5 +1,6 @@
 import DepotCommands
 import DepotClient
+import DepotTestSupport
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -16,19 +17,9 @@ import Testing
         let port: Int
 
         init(reply: [UInt8]) throws {
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let ok = withUnsafeMutablePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(listener, $0, length) == 0 && getsockname(listener, $0, &length) == 0 && listen(listener, 8) == 0
-                }
-            }
-            guard listener >= 0, ok else { throw POSIXError(.EADDRNOTAVAIL) }
+            let (listener, port) = try LoopbackSocket.bound(listening: 8)
             fd = listener
-            port = Int(UInt16(bigEndian: address.sin_port))
+            self.port = port
             Thread.detachNewThread {
                 while true {
                     let client = accept(listener, nil, nil)

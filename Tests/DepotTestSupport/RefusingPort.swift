@@ -10,22 +10,7 @@ public final class RefusingPort: @unchecked Sendable {
     public let port: Int
 
     public init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
-            }
-        }
-        guard fd >= 0, bound else {
-            if fd >= 0 { close(fd) }
-            throw POSIXError(.EADDRNOTAVAIL)
-        }
-        descriptor = fd
-        port = Int(UInt16(bigEndian: address.sin_port))
+        (descriptor, port) = try LoopbackSocket.bound()
     }
 
     deinit { close(descriptor) }
