@@ -9,28 +9,15 @@ import Testing
 /// A roomy volume whose next free-space answer, once armed, waits until the test releases it: an upload's
 /// check held at the moment it reads the volume.
 final class GatedVolumeSpace: VolumeSpace {
-    private let armed = Atomic<Bool>(false)
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
-
-    /// The next `freeBytes` call blocks (once).
-    func arm() { armed.store(true, ordering: .sequentiallyConsistent) }
+    /// Arm it to hold the next `freeBytes` call.
+    let gate = HoldGate()
 
     func freeBytes(at path: String) -> Int64 {
-        if armed.exchange(false, ordering: .sequentiallyConsistent) {
-            entered.signal()
-            released.wait()
-        }
+        gate.pass()
         return 1 << 40
     }
 
     func totalBytes(at path: String) -> Int64 { 1 << 41 }
-
-    /// Whether the armed call began within `seconds`.
-    func waitUntilEntered(seconds: Double) -> Bool { entered.wait(timeout: .now() + seconds) == .success }
-
-    /// Lets the blocked call return.
-    func release() { released.signal() }
 }
 
 /// The admin upload's checks (the version's directory and `current`, free space, path conflicts) run off the
@@ -51,12 +38,12 @@ struct AdminUploadOffLoopTests {
         }
         defer { Task { await depot.stop() } }
         let port = depot.port
-        space.arm()
+        space.gate.arm()
         let outcome = try await OffPool.run { () throws -> (entered: Bool, other: String, upload: RawResponse) in
             let upload = try RawHTTPConnection(port: port)
             upload.send("PUT /admin/v1/packs/level7/1/files/a.bin HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.adminToken)\r\n"
                         + "\(rangeField)Content-Length: 5\r\n\r\nhello")
-            let entered = space.waitUntilEntered(seconds: 60)
+            let entered = space.gate.waitUntilEntered(seconds: 60)
             // The loop that took the upload answers another connection while the upload's check is held.
             var other: String
             do {
@@ -66,7 +53,7 @@ struct AdminUploadOffLoopTests {
             } catch {
                 other = "\(error)"
             }
-            space.release()
+            space.gate.release()
             return (entered, other, try upload.readResponse(timeout: 60))
         }
         #expect(outcome.entered, "the \(kind)'s check reads the volume")

@@ -8,26 +8,13 @@ import Testing
 /// The publisher's read of a pack's newest version (its version directories and `current`) whose next call, once
 /// armed, waits until the test releases it, then reads the disk as always: an admin check held at that read.
 final class GatedNewestVersion: Sendable {
-    private let armed = Atomic<Bool>(false)
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
-
-    /// The next read blocks (once).
-    func arm() { armed.store(true, ordering: .sequentiallyConsistent) }
+    /// Arm it to hold the next read.
+    let gate = HoldGate()
 
     func read(packDirectory: String) -> Int {
-        if armed.exchange(false, ordering: .sequentiallyConsistent) {
-            entered.signal()
-            released.wait()
-        }
+        gate.pass()
         return Publisher.VersionReader.system.newest(packDirectory)
     }
-
-    /// Whether the armed read began within `seconds`.
-    func waitUntilEntered(seconds: Double) -> Bool { entered.wait(timeout: .now() + seconds) == .success }
-
-    /// Lets the blocked read return.
-    func release() { released.signal() }
 }
 
 /// The upload status look-up (`GET /admin/v1/packs/{pack}/{version}/files/{path}`) reads the pack's versions off the
@@ -42,8 +29,9 @@ struct AdminUploadStatusOffLoopTests {
         ("a published version", "level2/1", 409),
     ])
     func anotherRequestIsAnsweredWhileTheVersionCheckIsHeld(kind: String, packVersion: String, status: Int) async throws {
-        let gate = GatedNewestVersion()
-        let depot = try await TestDepot.start(versionReader: Publisher.VersionReader(newest: gate.read)) {
+        let reader = GatedNewestVersion()
+        let gate = reader.gate
+        let depot = try await TestDepot.start(versionReader: Publisher.VersionReader(newest: reader.read)) {
             $0.adminToken = Self.adminToken
             $0.loops = 1
         }
