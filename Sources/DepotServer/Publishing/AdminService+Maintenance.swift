@@ -43,7 +43,7 @@ extension AdminService {
                 return error.answer.response(label)
             }
             if case .failure(let error) = result { return error.answer.response(label) }
-            store.reload(logger: log)
+            await reloadCatalog(log: log)
             log.info(.catalogChanged, "\(retired ? "retired" : "un-retired") \(id) by the admin API")
             return JSONAnswer.response(ProductStatusAnswer(id: id, status: retired ? "retired" : "live"), label)
         })
@@ -89,7 +89,7 @@ extension AdminService {
                 case .failure(let error): return error.answer.response(.adminPrune)
                 case .success(let removed):
                     if !parsed.dryRun && !removed.isEmpty {
-                        store.reload(logger: log)
+                        await reloadCatalog(log: log)
                         log.info(.catalogChanged, "pruned " + removed.map { "\($0.pack)/\($0.version)" }.joined(separator: ", ") + " by the admin API")
                     }
                     let answer = PruneAnswer(removed: removed.map { PruneAnswer.Removed(pack: $0.pack, version: $0.version, bytes: $0.bytes) },
@@ -120,7 +120,7 @@ extension AdminService {
 
     /// `DELETE /admin/v1/packs/{pack}/{version}/upload`: `204` once the uploads of a never-published version are
     /// gone; `409` for a published version or while uploads or a publish of it are under way; `404` when there
-    /// is nothing.
+    /// is nothing. Taken under the publish locks, like every change of `content/`.
     func deleteUpload(_ request: RouteRequest) throws -> Handling {
         let (pack, version) = try Self.packVersion(request)
         let key = "\(pack)/\(version)"
@@ -137,15 +137,28 @@ extension AdminService {
         let log = logger.with(requestID: request.requestID)
         return .reply(.later { [self] in
             defer { activity.withLock { _ = $0.publishing.remove(key) } }
-            let outcome: AdminFailure? = await publishing.run {
-                if FileStatus.isDirectory(directory) {
-                    DurableFiles.removeTree(directory)
-                    return FileStatus.isDirectory(directory) ? .storage("Could not remove the uploads of \(key).") : nil
+            // Under the publish locks, like a publish: another host's publish of these uploads claims them under
+            // the same locks, so it never takes a half-removed directory.
+            let outcome: Result<AdminFailure?, PublishError>
+            do throws(AdminFailure) {
+                outcome = try await underPublishLock("discard of the uploads of \(key)", log: log) { publisher throws(PublishError) in
+                    try publisher.withLock { () -> AdminFailure? in
+                        if FileStatus.isDirectory(directory) {
+                            DurableFiles.removeTree(directory)
+                            return FileStatus.isDirectory(directory) ? .storage("Could not remove the uploads of \(key).") : nil
+                        }
+                        return FileStatus.isDirectory(published) ? .versionPublished(pack: pack, version: version)
+                                                                 : .nothingUploaded(pack: pack, version: version)
+                    }
                 }
-                return FileStatus.isDirectory(published) ? .versionPublished(pack: pack, version: version)
-                                                         : .nothingUploaded(pack: pack, version: version)
+            } catch {
+                return error.answer.response(.adminUploadDelete)
             }
-            if let outcome { return outcome.answer.response(.adminUploadDelete) }
+            switch outcome {
+            case .failure(let error): return error.answer.response(.adminUploadDelete)
+            case .success(let refusal?): return refusal.answer.response(.adminUploadDelete)
+            case .success(nil): break
+            }
             log.info(.catalogChanged, "discarded the uploads of \(key) by the admin API")
             return Response(status: 204, route: RouteLabel.adminUploadDelete.rawValue)
         })

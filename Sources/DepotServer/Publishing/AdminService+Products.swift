@@ -19,18 +19,19 @@ extension AdminService {
                 } catch {
                     return error.answer.response(.adminProductEdit)
                 }
-                let publisher = self.publisher
-                let result: Result<Product, PublishError> = await publishing.run {
-                    do throws(PublishError) {
-                        return .success(try publisher.editProduct(productID: id, title: fields.title, description: fields.description))
-                    } catch {
-                        return .failure(error)
+                // Under the same locks as every other catalog change: it rewrites the same `products.json`.
+                let result: Result<Product, PublishError>
+                do throws(AdminFailure) {
+                    result = try await underPublishLock("edit of \(id)", log: log) { publisher throws(PublishError) in
+                        try publisher.editProduct(productID: id, title: fields.title, description: fields.description)
                     }
+                } catch {
+                    return error.answer.response(.adminProductEdit)
                 }
                 switch result {
                 case .failure(let error): return error.answer.response(.adminProductEdit)
                 case .success(let product):
-                    store.reload(logger: log)
+                    await reloadCatalog(log: log)
                     log.info(.catalogChanged, "edited the text of \(id) by the admin API")
                     return JSONAnswer.response(AdminProducts.Product(id: product.id, type: product.type.rawValue, title: product.title,
                                                                      description: product.description, pack: product.pack,

@@ -19,8 +19,12 @@ final class AdminService: Sendable {
     let publishing = BlockingQueue(label: "depot.admin.publish")
     /// Listings and checks, which only read (a long check does not hold up a publish).
     let inspecting = BlockingQueue(label: "depot.admin.inspect")
-    /// Upload checks and upload status look-ups (`stat`, `readdir`, `statvfs`), off the event loops.
+    /// Upload checks, upload status look-ups and a publish's checks (`stat`, `readdir`, `statvfs`), off the event
+    /// loops and the shared worker pool.
     let lookups = BlockingQueue(label: "depot.admin.lookups")
+    /// The catalog reload after a change (it reads the whole catalog and content, and may wait behind the
+    /// watcher's reload): on a queue of its own, so that the worker pool's thread is not held meanwhile.
+    let reloads = BlockingQueue(label: "depot.admin.reload")
     /// Uploads in flight and publishes under way, per `pack/version`: a publish waits for no upload (it is
     /// refused while one is in flight) and an upload never lands in a version a publish has claimed.
     let activity = Mutex<UploadActivity>(UploadActivity())
@@ -178,7 +182,7 @@ final class AdminService: Sendable {
         case .failure(let error):
             return error.answer.response(label)
         case .success(let outcome):
-            store.reload(logger: log)
+            await reloadCatalog(log: log)
             log.info(.catalogChanged, "\(label == .adminRollback ? "rolled back" : "promoted") \(outcome.pack): version \(outcome.version) is live")
             return JSONAnswer.response(status: 200, Self.publishAnswer(outcome), label)
         }
@@ -201,6 +205,12 @@ final class AdminService: Sendable {
             log.error(.ledgerFailed, "admin \(what) refused: cannot take the publish lock: \(error)")
             throw .publishLockUnavailable
         }
+    }
+
+    /// Reloads the catalog after a change, on `reloads`: the change is in the product lists when this returns.
+    func reloadCatalog(log: Logger) async {
+        let store = self.store
+        await reloads.run { _ = store.reload(logger: log) }
     }
 
     static func publishAnswer(_ outcome: PublishOutcome) -> PublishAnswer {
@@ -288,9 +298,13 @@ final class AdminService: Sendable {
 
     private func publish(_ body: [UInt8], pack: String, version: Int, log: Logger) async throws -> Response {
         let request = try Self.publishRequest(body, pack: pack, version: version)
-        if let refusal = publisher.versionRefusal(pack: pack, version: version) { throw refusal }
         let directory = uploadsDirectory + "/\(pack)/\(version)"
-        guard FileStatus.isDirectory(directory) else { throw AdminFailure.nothingUploaded(pack: pack, version: version) }
+        // The version's directory and `current`, and the uploads, are read on `lookups`.
+        let refusal: (any Error & Sendable)? = await lookups.run { [publisher] in
+            if let refusal = publisher.versionRefusal(pack: pack, version: version) { return refusal }
+            return FileStatus.isDirectory(directory) ? nil : AdminFailure.nothingUploaded(pack: pack, version: version)
+        }
+        if let refusal { throw refusal }
         let key = "\(pack)/\(version)"
         let busy: AdminFailure? = activity.withLock { state in
             if (state.inFlight[key] ?? 0) > 0 { return .uploadsInFlight }
@@ -304,7 +318,7 @@ final class AdminService: Sendable {
             try publisher.publishStaged(request, uploadedDirectory: directory)
         }
         let outcome = try result.get()
-        store.reload(logger: log)
+        await reloadCatalog(log: log)
         log.info(.catalogChanged, "published \(outcome.pack) version \(outcome.version) by the admin API")
         return JSONAnswer.response(status: 201, Self.publishAnswer(outcome), .adminPublish)
     }

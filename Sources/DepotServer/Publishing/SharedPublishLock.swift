@@ -5,9 +5,9 @@ public import Ledger
 /// honours `flock`); with a PostgreSQL ledger it first takes this one as well, an advisory lock in the
 /// database, which holds across hosts whatever the file system does.
 ///
-/// It is one lock for every change of the catalog and content (`publish`, `retire`, `prune`, admin publishes),
-/// like the file lock: changes of different packs also rewrite the same `catalog/products.json`, and must
-/// not lose each other's edits.
+/// It is one lock for every change of the catalog and content (`publish`, `retire`, `prune`, rollbacks, promotes,
+/// and by the admin API also product edits and discarded uploads), like the file lock: changes of different packs
+/// also rewrite the same `catalog/products.json`, and must not lose each other's edits.
 public struct SharedPublishLock: Sendable {
     /// The name every change locks (no pack ID can be `*`).
     static let name = "*"
