@@ -2,7 +2,6 @@ import DepotServer
 import DepotTestSupport
 import DepotWire
 import Foundation
-import Glibc
 import Ledger
 import Synchronization
 import Testing
@@ -47,8 +46,8 @@ final class AnsweredFlag: Sendable {
 /// A product edit and the discarding of an upload change `catalog/` and `content/` like a publish, so they take the
 /// same locks (scale-out §4): with PostgreSQL the database's publish lock, which holds across hosts whatever the
 /// shared file system does with `flock`, and the file lock `content/.staging/.lock`. While another session holds
-/// either, the change waits (the server's session is seen waiting in `pg_locks`, its thread in `/proc/locks`), and
-/// it completes as before once the lock is released.
+/// the database's, the change waits (the server's session is seen waiting in `pg_locks`), and it completes as
+/// before once the lock is released.
 @Suite("Publishing: product edits and discarded uploads take the publish locks")
 struct AdminPublishLockTests {
     static let product = "com.example.depot.level2"
@@ -140,43 +139,5 @@ struct AdminPublishLockTests {
         }
         await depot.stop()
         try? await postgres.dropDatabase(database)
-    }
-
-    /// Whether a thread of this process waits for a `flock` on the file with inode `inode` (`/proc/locks` lists
-    /// waiters as `N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...`).
-    static func waitsForFlock(inode: UInt) throws -> Bool {
-        try String(contentsOfFile: "/proc/locks", encoding: .utf8).split(separator: "\n").contains { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 6 && fields[1] == "->" && fields[2] == "FLOCK" && fields[5] == "\(getpid())"
-                && fields[6].hasSuffix(":\(inode)")
-        }
-    }
-
-    @Test(arguments: Change.allCases)
-    func waitsForTheFileLockHeldByAnotherPublisher(_ change: Change) async throws {
-        let depot = try await TestDepot.start { $0.adminToken = AdminVerbTests.token }
-        defer { Task { await depot.stop() } }
-        try await Self.prepare(change, on: depot)
-        let staging = depot.contentDirectory + "/.staging"
-        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
-        // Another open file description: `flock` excludes it from the server's own in this process too.
-        let fd = open(staging + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        try #require(fd >= 0 && flock(fd, LOCK_EX) == 0)
-        var info = stat()
-        try #require(fstat(fd, &info) == 0)
-        let inode = UInt(info.st_ino)
-        let answered = AnsweredFlag()
-        let request = Self.send(change, to: depot, answered: answered)
-        var waiting = false
-        _ = try await eventually(within: 60) {
-            waiting = try Self.waitsForFlock(inode: inode)
-            return waiting || answered.isSet
-        }
-        #expect(!answered.isSet, "\(change) was answered while another publisher held the file lock")
-        #expect(waiting, "the server waits for the file lock")
-        #expect(try Self.unchanged(change, on: depot), "nothing changed while the lock was held")
-        flock(fd, LOCK_UN)
-        close(fd)
-        try await Self.checkDone(change, try await request.value, on: depot)
     }
 }
