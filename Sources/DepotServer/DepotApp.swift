@@ -48,9 +48,10 @@ public final class DepotApp: Sendable {
     }
 
     /// ``start(_:logger:volumeSpace:)`` with the admin API's publisher reading a pack's newest version with
-    /// `versionReader` (a test's holds the read to see where the admin routes read the disk).
+    /// `versionReader` (a test's holds the read to see where the admin routes read the disk), and pack files
+    /// opened with `packFileOpener` (a test's holds the open to see where it runs).
     package static func start(_ configuration: DepotConfiguration, logger: Logger, volumeSpace: any VolumeSpace,
-                              versionReader: Publisher.VersionReader) async throws -> DepotApp {
+                              versionReader: Publisher.VersionReader, packFileOpener: PackFileOpener = .system) async throws -> DepotApp {
         // The given logger says where lines go; the configuration how they look.
         let logger = Logger(output: logger.output, format: configuration.logFormat)
         logger.output.adopt(configuration.logFormat)
@@ -97,7 +98,7 @@ public final class DepotApp: Sendable {
         let tokens = DownloadTokenAuthority(key: key)
         let access = LedgerAccess(ledger: ledger, staleMax: configuration.ledgerStaleMax)
         let packs = PackRoutes(store: store, tokens: tokens, access: access, now: { Int64(Date().timeIntervalSince1970) },
-                               loops: loops, tagsDeliveries: configuration.deliveryRecord.isOn)
+                               loops: loops, tagsDeliveries: configuration.deliveryRecord.isOn, opener: packFileOpener)
         // The parts of /healthz, in the order they report (a new part is one more entry).
         let health = HealthCheck(contributors: [
             CatalogHealth(store: store),
@@ -181,6 +182,8 @@ public final class DepotApp: Sendable {
             }
         }
         counter.server = server
+        // A pack file opened off the loop is remembered by its loop, on the loop's thread.
+        packs.loopJobs.bind { [weak server] loop, job in server?.onLoop(loop, job) }
         // After a swap every loop drops the files it opened from the old snapshot, busy with packs or not.
         store.onSwap { [weak server] in
             server?.onEachLoop { packs.syncCache(loop: $0) }

@@ -108,6 +108,12 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Runs `job` on the own thread of the loop whose index is `index` (a ``RequestContext/loopIndex``), soon;
+    /// dropped when that loop has already exited.
+    public func onLoop(_ index: Int, _ job: @escaping @Sendable () -> Void) {
+        loops[index % loops.count].execute(job)
+    }
+
     /// Open client connections.
     public var openConnections: Int { core.openConnections.load(ordering: .relaxed) }
 

@@ -59,10 +59,11 @@ final class PackFixture: @unchecked Sendable {
         return files
     }
 
-    /// Starts a server with the sample tree and publishes `testpack` version 1 into it.
-    static func start(big: Bool = false, extraFiles: [String: [UInt8]] = [:],
+    /// Starts a server with the sample tree and publishes `testpack` version 1 into it; pack files are opened
+    /// with `packFileOpener`.
+    static func start(big: Bool = false, extraFiles: [String: [UInt8]] = [:], packFileOpener: PackFileOpener = .system,
                       configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> PackFixture {
-        let depot = try await TestDepot.start(configure: configure)
+        let depot = try await TestDepot.start(packFileOpener: packFileOpener, configure: configure)
         let files = standardFiles(big: big).merging(extraFiles) { $1 }
         let manifest = try publish(files, into: depot, at: publishTime)
         #expect(depot.app.reloadCatalog())

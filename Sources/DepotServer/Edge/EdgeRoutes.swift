@@ -111,7 +111,7 @@ package struct EdgeRoutes: Sendable {
     }
 
     /// `GET /v1/edge/origin/{pack}/{version}/files/{path}`.
-    func origin(_ request: RouteRequest) throws -> Response {
+    func origin(_ request: RouteRequest) throws -> Reply {
         guard secretDigest != nil else { throw RoutingFailure.notFound }
         guard carriesSecret(request) else { throw EdgeFailure.secretRequired }
         return try packs.originFile(request)

@@ -6,9 +6,10 @@ import Server
 /// with one token) do not repeat work: tokens whose signature was already checked, and files already
 /// opened and checked. Each loop owns one; nothing is shared between loops.
 ///
-/// `@unchecked Sendable`: each instance is touched only by the event loop whose index it has.
+/// `@unchecked Sendable`: each instance is touched only by the event loop whose index it has (a file opened
+/// off the loop is remembered by a job on the loop's thread).
 final class PackLoopCache: @unchecked Sendable {
-    struct ServedFile {
+    struct ServedFile: Sendable {
         let file: OpenFile
         let etag: EntityTag
         let contentType: String
@@ -32,7 +33,7 @@ final class PackLoopCache: @unchecked Sendable {
     private static let capacity = 512
     /// The catalog store's generation the open files belong to: a reload (a publish, a prune) drops them, so
     /// the descriptors of pruned files are released.
-    private var generation = -1
+    private(set) var generation = -1
 
     func syncGeneration(_ current: Int) {
         if current != generation {
@@ -53,5 +54,13 @@ final class PackLoopCache: @unchecked Sendable {
     func remember(_ served: ServedFile, for key: FileKey) {
         if files.count >= Self.capacity { files.removeAll(keepingCapacity: true) }
         files[key] = served
+    }
+
+    /// `served`, opened off the loop for a request looked up while the open files were those of `generation`:
+    /// not remembered when the loop has synced to another generation since (its files are gone), nor over a
+    /// file another request opened meanwhile.
+    func remember(_ served: ServedFile, for key: FileKey, lookedUpIn generation: Int) {
+        guard generation == self.generation, files[key] == nil else { return }
+        remember(served, for: key)
     }
 }

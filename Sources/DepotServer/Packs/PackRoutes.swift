@@ -1,7 +1,6 @@
 import DepotCore
 package import DepotWire
 import DepotCrypto
-import Glibc
 import HTTP
 import Server
 import Synchronization
@@ -17,17 +16,28 @@ package struct PackRoutes: Sendable {
     let caches: [PackLoopCache]
     /// Whether file answers carry a `DeliveryTag` (the delivery record is on).
     let tagsDeliveries: Bool
+    /// Checks and opens a file a loop serves for the first time.
+    let opener: PackFileOpener
+    /// One per event loop, where its first opens run: serial, so a stalled disk holds one thread per loop
+    /// rather than one per request.
+    let openQueues: [BlockingQueue]
+    /// Runs a job on a loop's own thread: how a file opened off the loop reaches the loop's cache (bound to the
+    /// server by `DepotApp`).
+    let loopJobs = LoopJobs()
 
     /// Routes answering from `store`'s snapshot, checking tokens with `tokens` and revocation with `access`, at
-    /// the time `now` gives; `loops` file caches; `tagsDeliveries` when the delivery record is on.
+    /// the time `now` gives; `loops` file caches; `tagsDeliveries` when the delivery record is on; files opened
+    /// with `opener` (a test's holds the open).
     package init(store: CatalogStore, tokens: DownloadTokenAuthority, access: any AccessChecker, now: @escaping @Sendable () -> Int64,
-         loops: Int = 1, tagsDeliveries: Bool = false) {
+         loops: Int = 1, tagsDeliveries: Bool = false, opener: PackFileOpener = .system) {
         self.store = store
         self.tokens = tokens
         self.access = access
         self.now = now
         self.tagsDeliveries = tagsDeliveries
+        self.opener = opener
         caches = (0..<max(1, loops)).map { _ in PackLoopCache() }
+        openQueues = (0..<max(1, loops)).map { BlockingQueue(label: "depot.packs.open.\($0)") }
     }
 
     /// Drops loop `loop`'s open files of an older snapshot at once (called on that loop after a swap), so a
@@ -95,14 +105,10 @@ package struct PackRoutes: Sendable {
     }
 
     /// `GET /v1/packs/{pack}/{version}/files/{path}`.
-    func file(_ request: RouteRequest) throws -> Response {
+    func file(_ request: RouteRequest) throws -> Reply {
         let (version, file, cache) = try servableFile(request, checkingToken: true)
-        var response = try fileResponse(head: request.head, version: version, file: file, cache: cache)
-        if let purchase = deliveredPurchase(cache) {
-            response.tag = DeliveryTag(purchase: purchase, pack: version.pack, version: version.version,
-                                       path: file.path, body: response.body)
-        }
-        return response
+        return fileReply(head: request.head, version: version, file: file, cache: cache, loop: request.loop,
+                         purchase: deliveredPurchase(cache))
     }
 
     /// The purchase whose token the loop checked last, to which a file's bytes are delivered, when the delivery
@@ -123,9 +129,9 @@ package struct PackRoutes: Sendable {
 
     /// The file for the edge's cache (`/v1/edge/origin/...`, the edge secret already checked): `file(_:)`
     /// without the token.
-    func originFile(_ request: RouteRequest) throws -> Response {
+    func originFile(_ request: RouteRequest) throws -> Reply {
         let (version, file, cache) = try servableFile(request, checkingToken: false)
-        return try fileResponse(head: request.head, version: version, file: file, cache: cache)
+        return fileReply(head: request.head, version: version, file: file, cache: cache, loop: request.loop, purchase: nil)
     }
 
     /// A file URL's pack version and manifest entry, after the checks in the spec's order (§4.4: a malformed
@@ -254,33 +260,44 @@ package struct PackRoutes: Sendable {
         return out
     }
 
-    private func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File, cache: PackLoopCache) throws(PackFailure) -> Response {
+    /// A file's answer: at once when the loop has the file open (the hot path: every chunk request of a download
+    /// after its first), else `.later`, with the path-safety check and the open (``PackFileOpener``) on the loop's
+    /// open queue, off the event loop. The descriptor is then reused (versions are immutable): a job on the loop
+    /// remembers it before the answer is sent (both go through the loop's job queue), so the next request for the
+    /// file on this loop finds it open. `purchase`: the delivery record's, when it is on.
+    private func fileReply(head: RequestHead, version: PackVersion, file: PackManifest.File, cache: PackLoopCache, loop: Int,
+                           purchase: String?) -> Reply {
         let key = PackLoopCache.FileKey(version: ObjectIdentifier(version), path: file.path)
-        let served: PackLoopCache.ServedFile
         if let known = cache.file(key) {
-            served = known
-        } else {
-            // Path safety (spec §4.4) when the file is first opened: no component may be a symlink, and the file
-            // opened must be the one checked (a directory swapped for a symlink between the check and the open is
-            // caught by the identity comparison). The descriptor is then reused: versions are immutable.
-            guard let checked = FileStatus.containedRegularFile(base: version.directory, relative: file.path) else {
-                throw .fileMissingOnDisk
-            }
-            guard let opened = OpenFile.open(path: version.directory + "/" + file.path) else {
-                let code = errno
-                throw code == EMFILE || code == ENFILE ? .cannotOpenMoreFiles : .fileMissingOnDisk
-            }
-            guard FileIdentity(device: opened.identity.device, inode: opened.identity.inode) == checked else { throw .fileMissingOnDisk }
-            guard opened.size == file.size else { throw .contentCorrupt }
-            served = PackLoopCache.ServedFile(file: opened, etag: EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256),
-                                              contentType: MediaType.forPath(file.path))
-            cache.remember(served, for: key)
+            return .response(Self.fileResponse(head: head, version: version, file: file, served: known, purchase: purchase))
         }
+        let (generation, opener, queue, loopJobs) = (cache.generation, self.opener, openQueues[loop % openQueues.count], self.loopJobs)
+        return .later {
+            switch await queue.run({ opener.open(version.directory, file.path, file.size) }) {
+            case .failure(let failure):
+                return failure.answer.response(.packFile)
+            case .success(let opened):
+                let served = PackLoopCache.ServedFile(file: opened, etag: EntityTag(parsing: file.etag) ?? EntityTag(opaqueTag: file.sha256),
+                                                      contentType: MediaType.forPath(file.path))
+                loopJobs.run(on: loop) { cache.remember(served, for: key, lookedUpIn: generation) }
+                return Self.fileResponse(head: head, version: version, file: file, served: served, purchase: purchase)
+            }
+        }
+    }
+
+    /// The answer from an open file, tagged with the delivery to `purchase` (when there is one).
+    private static func fileResponse(head: RequestHead, version: PackVersion, file: PackManifest.File, served: PackLoopCache.ServedFile,
+                                     purchase: String?) -> Response {
         let representation = Representation(
             source: .file(served.file), etag: served.etag, lastModified: version.lastModified,
             contentType: served.contentType, cacheControl: "private, max-age=31536000, immutable", route: RouteLabel.packFile.rawValue,
             lastModifiedText: version.lastModifiedText)
-        return representation.respond(to: head, conditions: RequestConditions(head.fields))
+        var response = representation.respond(to: head, conditions: RequestConditions(head.fields))
+        if let purchase {
+            response.tag = DeliveryTag(purchase: purchase, pack: version.pack, version: version.version,
+                                       path: file.path, body: response.body)
+        }
+        return response
     }
 }
 

@@ -58,7 +58,7 @@ package struct DepotRoutes {
         table.area(WirePath.packsArea, .packs)
         table.add([.get], WirePath.packManifest, .packManifest) { .reply(.response(try packs.manifestRedirect($0))) }
         table.add([.get], WirePath.versionManifest, .packManifest) { try packs.manifest($0) }
-        table.add([.get], WirePath.packFile, .packFile) { .reply(.response(try packs.file($0))) }
+        table.add([.get], WirePath.packFile, .packFile) { .reply(try packs.file($0)) }
         table.add([.get], WirePath.packsArea, .packs) { .reply(.response(try packs.unmatched($0))) }
     }
 
@@ -77,7 +77,7 @@ package struct DepotRoutes {
     /// The nginx edge's authorize and origin routes (scale-out §6).
     static func declare(_ edge: EdgeRoutes, in table: inout RouteTableBuilder) {
         table.add([.get], WirePath.edgeAuthorize, .edgeAuthorize) { .reply(.response(try edge.authorize($0))) }
-        table.add([.get], WirePath.edgeOrigin, .packFile) { .reply(.response(try edge.origin($0))) }
+        table.add([.get], WirePath.edgeOrigin, .packFile) { .reply(try edge.origin($0)) }
     }
 
     /// The admin API (spec §4.7) behind its token or the console's session, and the console itself; or an

@@ -26,6 +26,7 @@ final class TestDepot: @unchecked Sendable {
     static func start(sample: Bool = true, tree existing: TemporaryDirectory? = nil,
                       volumeSpace: any VolumeSpace = SystemVolumeSpace(),
                       versionReader: Publisher.VersionReader = .system,
+                      packFileOpener: PackFileOpener = .system,
                       configure: (inout DepotConfiguration) -> Void = { _ in }) async throws -> TestDepot {
         let tree = existing ?? TemporaryDirectory("depot-server")
         if existing == nil {
@@ -46,7 +47,7 @@ final class TestDepot: @unchecked Sendable {
         configure(&configuration)
         let logs = LogOutput(capturing: true)
         let app = try await DepotApp.start(configuration, logger: Logger(output: logs), volumeSpace: volumeSpace,
-                                           versionReader: versionReader)
+                                           versionReader: versionReader, packFileOpener: packFileOpener)
         return TestDepot(tree: tree, app: app, logs: logs)
     }
 
