@@ -10,13 +10,11 @@ import Testing
 /// always (`PackFileOpener.system`): a first request for a pack file held at its path check and open, as on a
 /// stalled disk. Counts the opens.
 final class GatedPackFileOpener: Sendable {
-    private let armed = Atomic<Bool>(false)
-    private let entered = DispatchSemaphore(value: 0)
-    private let released = DispatchSemaphore(value: 0)
+    private let hold = HoldGate()
     private let count = Atomic<Int>(0)
 
     /// The next open blocks (once).
-    func arm() { armed.store(true, ordering: .sequentiallyConsistent) }
+    func arm() { hold.arm() }
 
     /// The opens so far.
     var opens: Int { count.load(ordering: .sequentiallyConsistent) }
@@ -24,19 +22,16 @@ final class GatedPackFileOpener: Sendable {
     var opener: PackFileOpener {
         PackFileOpener { [self] directory, relative, size in
             count.add(1, ordering: .sequentiallyConsistent)
-            if armed.exchange(false, ordering: .sequentiallyConsistent) {
-                entered.signal()
-                released.wait()
-            }
+            hold.pass()
             return PackFileOpener.system.open(directory, relative, size)
         }
     }
 
     /// Whether the armed open began within `seconds`.
-    func waitUntilEntered(seconds: Double) -> Bool { entered.wait(timeout: .now() + seconds) == .success }
+    func waitUntilEntered(seconds: Double) -> Bool { hold.waitUntilEntered(seconds: seconds) }
 
     /// Lets the blocked open go on.
-    func release() { released.signal() }
+    func release() { hold.release() }
 }
 
 /// The first request for a pack file on a loop checks the path and opens the file off the event loop: with one
