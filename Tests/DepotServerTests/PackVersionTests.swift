@@ -135,6 +135,9 @@ struct PackVersionTests {
         #expect(try rollback("{\"to\": 2}").status == 409)
         #expect(try rollback("{\"to\": 7}").status == 404)
         #expect(try rollback("{\"to\": \"x\"}").status == 400)
+        // A boolean is no version (JSONSerialization gives `true` as an NSNumber whose value is 1), nor a fraction.
+        #expect(try rollback("{\"to\": true}").status == 400)
+        #expect(try rollback("{\"to\": 1.5}").status == 400)
         #expect(depot.tree.read("content/world/current") == Array("2\n".utf8))
         #expect(!FileManager.default.fileExists(atPath: depot.contentDirectory + "/world/3"))
 

@@ -163,8 +163,12 @@ struct PublishSpaceAndAdminTests {
         let connection = try depot.connect()
         connection.send(Array("PUT /admin/v1/packs/level7/1/files/stages/s1.bin HTTP/1.1\r\nHost: x\r\n\(auth)Content-Length: 3000\r\n\r\n".utf8) + file)
         #expect(try connection.readResponse().status == 201)
-        // Bad product fields are refused and leave the upload in staging for a retry.
-        for body in ["{\"id\": \"bad id!\", \"type\": \"consumable\", \"title\": \"T\"}", "{\"id\": \"com.example.depot.level7\", \"type\": \"gift\", \"title\": \"T\"}", "not json"] {
+        // Bad product fields are refused and leave the upload in staging for a retry. A number is no boolean and a
+        // fraction no chunk size (JSONSerialization hands both out as NSNumber: `1 as? Bool` succeeds on Linux).
+        let fields = "\"id\": \"com.example.depot.level7\", \"type\": \"non-consumable\", \"title\": \"T\""
+        for body in ["{\"id\": \"bad id!\", \"type\": \"consumable\", \"title\": \"T\"}", "{\"id\": \"com.example.depot.level7\", \"type\": \"gift\", \"title\": \"T\"}", "not json",
+                     "{\(fields), \"stage\": 1}", "{\(fields), \"stage\": 0}", "{\(fields), \"chunkSize\": 4096.5}",
+                     "{\(fields), \"chunkSize\": true}"] {
             connection.send("POST /admin/v1/packs/level7/1/publish HTTP/1.1\r\nHost: x\r\n\(auth)Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
             #expect(try connection.readResponse().status == 400, "\(body)")
         }

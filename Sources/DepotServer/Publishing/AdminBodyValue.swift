@@ -1,0 +1,32 @@
+import Foundation
+
+/// Strict reads of the values of an admin body parsed by `JSONSerialization`, which gives every JSON number and
+/// boolean as an `NSNumber`: on Linux `1 as? Bool` and `true as? NSNumber` both succeed, so `"stage": 1` would
+/// stage a version and `"to": true` roll back to version 1. A JSON boolean is the `NSNumber` of type `c`.
+enum AdminBodyValue {
+    /// `true` or `false`; nil for anything else (numbers included).
+    static func boolean(_ value: Any) -> Bool? {
+        guard let number = value as? NSNumber, isBoolean(number) else { return nil }
+        return number.boolValue
+    }
+
+    /// A JSON number with no fraction (`4096`, `4096.0`, `4e3`) that fits `Int64`; nil for anything else
+    /// (booleans, `4096.5`, strings).
+    static func integer(_ value: Any) -> Int64? {
+        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        switch String(cString: number.objCType) {
+        case "d", "f":
+            let double = number.doubleValue
+            guard double.isFinite, double.rounded() == double, abs(double) < 9.2e18 else { return nil }
+            return Int64(double)
+        case "Q":
+            return number.uint64Value <= UInt64(Int64.max) ? Int64(number.uint64Value) : nil
+        default:
+            return number.int64Value
+        }
+    }
+
+    private static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+}
