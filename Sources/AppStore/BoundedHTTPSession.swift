@@ -75,7 +75,7 @@ package final class BoundedHTTPSession: Sendable {
         }
 
         let limit: Int
-        // Every property that changes is behind this lock (the class is otherwise immutable).
+        // Every property that changes is behind one of these two locks (the class is otherwise immutable).
         private let pending = Mutex<[Int: Pending]>([:])
         /// When each host (scheme, host, port) last answered on this session; a few hosts (Apple's two, a webhook).
         private let answeredAt = Mutex<[String: ContinuousClock.Instant]>([:])

@@ -56,6 +56,25 @@ struct PackFileOpenOffLoopTests {
         }
     }
 
+    /// Sends `request` with the gate armed, runs `meanwhile` once the file's open is held (its result is the
+    /// outcome's `other`), releases the open, reads the answer, then sends `request` again on the same connection.
+    static func holdingTheOpen(_ gate: GatedPackFileOpener, port: Int, request: String,
+                               meanwhile: @escaping @Sendable () -> String) async throws -> Outcome {
+        gate.arm()
+        return try await OffPool.run { () throws -> Outcome in
+            var outcome = Outcome()
+            let download = try RawHTTPConnection(port: port)
+            download.send(request)
+            outcome.entered = gate.waitUntilEntered(seconds: 60)
+            outcome.other = meanwhile()
+            gate.release()
+            outcome.first = try download.readResponse(timeout: 60)
+            download.send(request)
+            outcome.again = try download.readResponse(timeout: 60)
+            return outcome
+        }
+    }
+
     /// The request for `range.bin` by the file URL (with a token) or by the edge's origin URL (with its secret).
     static func fileRequest(_ fixture: PackFixture, viaEdge: Bool) -> String {
         viaEdge
@@ -69,25 +88,15 @@ struct PackFileOpenOffLoopTests {
         let fixture = try await Self.start(gate)
         defer { Task { await fixture.stop() } }
         let (port, request) = (fixture.depot.port, Self.fileRequest(fixture, viaEdge: viaEdge))
-        gate.arm()
-        let outcome = try await OffPool.run { () throws -> Outcome in
-            var outcome = Outcome()
-            let download = try RawHTTPConnection(port: port)
-            download.send(request)
-            outcome.entered = gate.waitUntilEntered(seconds: 60)
-            // The loop that took the file request answers another connection while the file's open is held.
+        // The loop that took the file request answers another connection while the file's open is held.
+        let outcome = try await Self.holdingTheOpen(gate, port: port, request: request) {
             do {
                 let connection = try RawHTTPConnection(port: port)
                 connection.send("GET /products_v1.json HTTP/1.1\r\nHost: x\r\n\r\n")
-                outcome.other = "\(try connection.readResponse(timeout: 10).status)"
+                return "\(try connection.readResponse(timeout: 10).status)"
             } catch {
-                outcome.other = "\(error)"
+                return "\(error)"
             }
-            gate.release()
-            outcome.first = try download.readResponse(timeout: 60)
-            download.send(request)
-            outcome.again = try download.readResponse(timeout: 60)
-            return outcome
         }
         let bytes = try #require(fixture.contents["range.bin"])
         let etag = try fixture.entry("range.bin").etag
@@ -106,18 +115,8 @@ struct PackFileOpenOffLoopTests {
         let fixture = try await Self.start(gate)
         defer { Task { await fixture.stop() } }
         let (port, request, app) = (fixture.depot.port, Self.fileRequest(fixture, viaEdge: false), fixture.depot.app)
-        gate.arm()
-        let outcome = try await OffPool.run { () throws -> Outcome in
-            var outcome = Outcome()
-            let download = try RawHTTPConnection(port: port)
-            download.send(request)
-            outcome.entered = gate.waitUntilEntered(seconds: 60)
-            outcome.other = app.reloadCatalog() ? "reloaded" : "not reloaded"
-            gate.release()
-            outcome.first = try download.readResponse(timeout: 60)
-            download.send(request)
-            outcome.again = try download.readResponse(timeout: 60)
-            return outcome
+        let outcome = try await Self.holdingTheOpen(gate, port: port, request: request) {
+            app.reloadCatalog() ? "reloaded" : "not reloaded"
         }
         #expect(outcome.entered && outcome.other == "reloaded")
         #expect(outcome.first?.status == 200 && outcome.again?.status == 200)
