@@ -69,7 +69,7 @@ package struct FetchCommand: Command {
             for try await event in downloader.download() {
                 switch event {
                 case .updating(let from, let reuse, let fetch):
-                    say("updating version \(from) in place: \(ProgressBar.bytes(reuse)) to copy from it, \(ProgressBar.bytes(fetch)) to fetch")
+                    say("updating from version \(from): \(ProgressBar.bytes(reuse)) to copy from it, \(ProgressBar.bytes(fetch)) to fetch (written beside it; it stays whole until the switch)")
                 case .started(let manifest, let resumed):
                     if resumed > 0 {
                         say("resuming version \(manifest.version): \(ProgressBar.bytes(resumed)) of \(ProgressBar.bytes(manifest.downloadBytes)) already verified")

@@ -103,11 +103,11 @@ private func changeStatus(of product: String, _ configuration: DepotConfiguratio
     }
 }
 
-/// `depot prune`: deletes old versions that are not live.
+/// `depot prune`: deletes old versions, never the live one or a staged one (`pack-updates.md` §4).
 struct PruneCommand: Command {
     static let name = "prune"
     static let synopsis: String? = "--keep N [--pack ID] [--dry-run]"
-    static let summary = "Delete versions older than the newest N that are not live."
+    static let summary = "Delete versions older than the newest N; the live and staged versions stay."
 
     @Option("keep", .integer(in: 1...Int.max), help: "versions to keep per pack")
     var keep: Int

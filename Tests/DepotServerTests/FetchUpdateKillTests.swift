@@ -45,7 +45,7 @@ struct FetchUpdateKillTests {
             let delay = attempt == 0 ? 0 : UInt32.random(in: 0...UInt32(60_000 * attempt))
             let wasKilled = try await OffPool.run { () -> Bool in
                 var output = ""
-                while !output.contains("updating version 1"), let data = try child.output.read(upToCount: 1), !data.isEmpty {
+                while !output.contains("updating from version 1"), let data = try child.output.read(upToCount: 1), !data.isEmpty {
                     output += String(decoding: data, as: UTF8.self)
                 }
                 usleep(delay)
@@ -92,7 +92,7 @@ struct FetchUpdateKillTests {
         try PackUpdateTests.publish(depot, files: ["level.bin": level])
         let update = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(update.stdout.contains("updating version 1 in place"), "\(update.stdout)")
+        #expect(update.stdout.contains("updating from version 1:"), "\(update.stdout)")
         let line = try #require(update.stdout.split(separator: "\n").first { $0.contains("reused") })
         // About 4 MiB reused; a chunk or two of 8 KiB fetched.
         #expect(line.contains("reused 4.0 MiB, fetched 0.0 MiB") || line.contains("reused 3.9 MiB, fetched 0.0 MiB"), "\(line)")
