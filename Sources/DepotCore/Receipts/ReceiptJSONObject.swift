@@ -58,7 +58,7 @@ struct ReceiptJSONObject {
     /// A boolean given as `true`/`false`, `0`/`1`, or those as strings (also `"yes"`/`"no"`).
     func bool(_ key: String) throws(ReceiptParseError) -> Bool? {
         guard let value = value(key) else { return nil }
-        if let number = value as? NSNumber, Self.isBoolean(number) { return number.boolValue }
+        if let number = value as? NSNumber, JSONScalar.isBoolean(number) { return number.boolValue }
         let text = (value as? String)?.lowercased() ?? Self.integer(value).map(String.init)
         switch text {
         case "true", "1", "yes": return true
@@ -114,25 +114,10 @@ struct ReceiptJSONObject {
         return value
     }
 
-    /// `true`/`false` from JSON (as opposed to the numbers 0 and 1).
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
-    }
-
     /// An integral value from a JSON number or a decimal string; `nil` for anything else or out of range.
     static func integer(_ value: Any) -> Int64? {
         if let string = value as? String { return Int64(string) }
-        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
-        switch String(cString: number.objCType) {
-        case "d", "f":
-            let double = number.doubleValue
-            guard double.isFinite, double.rounded() == double, abs(double) < 9.2e18 else { return nil }
-            return Int64(double)
-        case "Q":
-            return number.uint64Value <= UInt64(Int64.max) ? Int64(number.uint64Value) : nil
-        default:
-            return number.int64Value
-        }
+        return JSONScalar.integer(value)
     }
 
     /// 9999-12-31T23:59:59.999Z in milliseconds since 1970.
@@ -145,7 +130,7 @@ struct ReceiptJSONObject {
                   let double = Double(string), double.isFinite else { return nil }
             return double
         }
-        guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
+        guard let number = value as? NSNumber, !JSONScalar.isBoolean(number) else { return nil }
         let double = number.doubleValue
         return double.isFinite ? double : nil
     }

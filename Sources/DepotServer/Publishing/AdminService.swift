@@ -163,7 +163,7 @@ final class AdminService: Sendable {
             throw .invalid("The body must be a JSON object: {\"to\": N} or {}.")
         }
         guard let value = object["to"], !(value is NSNull) else { return nil }
-        guard let version = AdminBodyValue.integer(value), version >= 1, let to = Int(exactly: version) else {
+        guard let version = JSONScalar.integer(value), version >= 1, let to = Int(exactly: version) else {
             throw .invalid("`to` must be a positive integer version.")
         }
         return to
@@ -336,7 +336,7 @@ final class AdminService: Sendable {
         guard let title = object["title"] as? String else { throw .badPublishBody("`title` is required.") }
         var chunkSize: Int64?
         if let value = object["chunkSize"] {
-            guard let size = AdminBodyValue.integer(value), size > 0 else { throw .badPublishBody("`chunkSize` must be a positive integer.") }
+            guard let size = JSONScalar.integer(value), size > 0 else { throw .badPublishBody("`chunkSize` must be a positive integer.") }
             chunkSize = size
         }
         var chunking = ChunkingMethod.content
@@ -348,7 +348,7 @@ final class AdminService: Sendable {
         }
         var stage = false
         if let value = object["stage"] {
-            guard let flag = AdminBodyValue.boolean(value) else { throw .badPublishBody("`stage` must be true or false.") }
+            guard let flag = JSONScalar.boolean(value) else { throw .badPublishBody("`stage` must be true or false.") }
             stage = flag
         }
         return PublishRequest(pack: pack, productID: productID, type: type, title: title, description: object["description"] as? String,

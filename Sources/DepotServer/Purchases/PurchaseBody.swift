@@ -1,3 +1,4 @@
+import DepotCore
 import Foundation
 
 /// The JSON body of `POST /v1/receipts` (spec §4.2), checked field by field.
@@ -33,11 +34,8 @@ package struct PurchaseBody: Sendable {
         }
         var history = false
         if let value = object["history"], !(value is NSNull) {
-            // JSONSerialization gives every number as NSNumber (`1 as? Bool` succeeds); a JSON boolean is the one of type `c`.
-            guard let flag = value as? NSNumber, String(cString: flag.objCType) == "c" else {
-                throw .badRequest("`history` must be true or false.")
-            }
-            history = flag.boolValue
+            guard let flag = JSONScalar.boolean(value) else { throw .badRequest("`history` must be true or false.") }
+            history = flag
         }
         let receipt = object["receipt"]
         let transactions = object["transactions"]

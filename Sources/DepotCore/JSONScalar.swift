@@ -1,18 +1,24 @@
-import Foundation
+package import Foundation
 
-/// Strict reads of the values of an admin body parsed by `JSONSerialization`, which gives every JSON number and
-/// boolean as an `NSNumber`: on Linux `1 as? Bool` and `true as? NSNumber` both succeed, so `"stage": 1` would
-/// stage a version and `"to": true` roll back to version 1. A JSON boolean is the `NSNumber` of type `c`.
-enum AdminBodyValue {
+/// Strict reads of the scalars of a `JSONSerialization` object, which gives every JSON number and boolean as an
+/// `NSNumber`: on Linux `1 as? Bool` and `true as? NSNumber` both succeed, so `"stage": 1` would pass for `true`
+/// and `"to": true` for the version 1. A JSON boolean is the `NSNumber` of type `c`. Used by every body Depot
+/// reads with `JSONSerialization` (admin bodies, `/v1/receipts`, Apple's `verifyReceipt` answers).
+package enum JSONScalar {
+    /// Whether `number` came from a JSON `true`/`false` (as opposed to the numbers 0 and 1).
+    package static func isBoolean(_ number: NSNumber) -> Bool {
+        String(cString: number.objCType) == "c"
+    }
+
     /// `true` or `false`; nil for anything else (numbers included).
-    static func boolean(_ value: Any) -> Bool? {
+    package static func boolean(_ value: Any) -> Bool? {
         guard let number = value as? NSNumber, isBoolean(number) else { return nil }
         return number.boolValue
     }
 
     /// A JSON number with no fraction (`4096`, `4096.0`, `4e3`) that fits `Int64`; nil for anything else
     /// (booleans, `4096.5`, strings).
-    static func integer(_ value: Any) -> Int64? {
+    package static func integer(_ value: Any) -> Int64? {
         guard let number = value as? NSNumber, !isBoolean(number) else { return nil }
         switch String(cString: number.objCType) {
         case "d", "f":
@@ -24,9 +30,5 @@ enum AdminBodyValue {
         default:
             return number.int64Value
         }
-    }
-
-    private static func isBoolean(_ number: NSNumber) -> Bool {
-        String(cString: number.objCType) == "c"
     }
 }
