@@ -59,11 +59,24 @@ extension PackDownloader {
         return try await fetchDelta(version: live.version, from: from)
     }
 
-    /// `GET /v1/packs/{pack}/{version}/manifest?from={from}`.
+    /// `GET /v1/packs/{pack}/{version}/manifest?from={from}`. When the server has no delta from `from` (`"delta":
+    /// null` or none: that version was pruned), the reuse is computed here from the installed version's saved
+    /// manifest (``InstalledManifest``), when there is a usable one; without one, every chunk is fetched.
     func fetchDelta(version: Int, from: Int) async throws -> DownloadManifest {
         let manifest = try await fetchManifest(path: WirePath.versionManifest(pack: pack, version: version) + "?from=\(from)")
         guard manifest.version == version else { throw DepotClientError.invalidResponse("asked for version \(version), got \(manifest.version)") }
-        return manifest
+        guard manifest.delta?.summary == nil else { return manifest }
+        if localReuse?.from != from {
+            let index = try await fileWork.run { [self] () -> InstalledManifest.Index? in
+                let installed = PackFileStore(root: destination, journalName: PackDownloadOptions.journalFileName)
+                guard let journal = installed.loadJournal(), journal.pack == pack, journal.version == from,
+                      let saved = installed.loadInstalledManifest(), saved.describes(journal) else { return nil }
+                return saved.index()
+            }
+            localReuse = (from, index)
+        }
+        guard let index = localReuse?.index else { return manifest }
+        return manifest.markingReuse(index, from: from)
     }
 
     /// The whole new version must fit beside the installed one: what is not yet verified (copies and fetches)

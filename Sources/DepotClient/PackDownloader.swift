@@ -26,11 +26,13 @@ import FoundationNetworking
 ///    stops (see ``DownloadJournal``). A `200` instead of `206` means the file changed: the bytes are not spliced
 ///    in, the manifest is fetched again and the file starts over;
 /// 5. on `401 token_expired`, asks the `renewToken` closure for a fresh token and carries on;
-/// 6. sets every file to its exact size and marks the journal complete.
+/// 6. sets every file to its exact size, saves the installed version's manifest and marks the journal complete.
 ///
 /// The journal (`.depot-download.json`, hidden) stays after completion, marked complete: it records which chunks
 /// are verified, so running again re-checks them and fetches nothing, and a newer pack version fetches only what
-/// changed. Delete it together with the pack's files.
+/// changed. Beside it, `.depot-download.json.manifest` keeps the installed version's chunks (``InstalledManifest``), so
+/// an update whose old version the server has pruned still copies what the device holds. Delete both together with
+/// the pack's files (``cancel()`` does).
 /// Files are complete and trustworthy only once ``start()`` returns ``PackDownloadOutcome/completed(_:)``.
 ///
 /// ```swift
@@ -107,6 +109,9 @@ public actor PackDownloader {
     var updateFrom: Int?
     /// Chunks whose copy from the installed version failed its SHA-256 check this run: fetched instead.
     var rejectedCopies: Set<String> = []
+    /// The chunks of the installed version `from` as its saved manifest lists them (nil: no usable one), loaded once
+    /// for an update the server has no delta for.
+    var localReuse: (from: Int, index: InstalledManifest.Index?)?
 
     var journal: DownloadJournal?
     var journalLoaded = false
@@ -302,7 +307,13 @@ public actor PackDownloader {
             try await adopt(manifest)
         }
         let sizes = manifest.files.map { ($0.path, $0.size) }
-        try await fileWork.run { [store] in for (path, size) in sizes { try store.setSize(path, size) } }
+        // The installed version's manifest goes beside the journal before the journal says complete: a later update
+        // computes its reuse from it when the server no longer has this version (``InstalledManifest``).
+        let installed = InstalledManifest(manifest)
+        try await fileWork.run { [store] in
+            for (path, size) in sizes { try store.setSize(path, size) }
+            try store.saveInstalledManifest(installed)
+        }
         journal?.completed = true
         try await saveJournal()
         progress.currentPath = nil

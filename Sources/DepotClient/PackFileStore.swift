@@ -127,20 +127,46 @@ package struct PackFileStore: Sendable {
 
     /// Temp file + rename: a crash leaves the old journal or the new one, never half of one.
     func saveJournal(_ journal: DownloadJournal) throws {
-        try fileSystem(journalName) {
-            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            try encoder.encode(journal).write(to: journalTemporaryURL)
-            guard rename(journalTemporaryURL.path, journalURL.path) == 0 else {
-                throw DepotClientError.fileSystem(path: journalURL.path, underlying: POSIXError(.init(rawValue: errno) ?? .EIO))
-            }
+        try writeAtomically(journal, name: journalName)
+    }
+
+    /// Removes the journal and the installed version's manifest (and their temporaries).
+    func removeJournal() {
+        for url in [journalURL, journalTemporaryURL, installedManifestURL, root.appendingPathComponent(installedManifestName + ".tmp")] {
+            try? FileManager.default.removeItem(at: url)
         }
     }
 
-    func removeJournal() {
-        try? FileManager.default.removeItem(at: journalURL)
-        try? FileManager.default.removeItem(at: journalTemporaryURL)
+    // MARK: Installed manifest
+
+    /// The file name of ``InstalledManifest``: the journal's name and `.manifest` (reserved by ``ManifestPath``).
+    var installedManifestName: String { journalName + ".manifest" }
+    var installedManifestURL: URL { root.appendingPathComponent(installedManifestName) }
+
+    /// The saved manifest of the installed version; nil when there is none or it does not decode.
+    package func loadInstalledManifest() -> InstalledManifest? {
+        guard let data = try? Data(contentsOf: installedManifestURL) else { return nil }
+        return try? JSONDecoder().decode(InstalledManifest.self, from: data)
+    }
+
+    /// Saves it like the journal: its own temporary (`….manifest.tmp`), renamed over it.
+    func saveInstalledManifest(_ manifest: InstalledManifest) throws {
+        try writeAtomically(manifest, name: installedManifestName)
+    }
+
+    /// `value` as JSON into `<root>/<name>.tmp`, then renamed to `<root>/<name>`.
+    private func writeAtomically(_ value: some Encodable, name: String) throws {
+        let temporary = root.appendingPathComponent(name + ".tmp")
+        let target = root.appendingPathComponent(name)
+        try fileSystem(name) {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try encoder.encode(value).write(to: temporary)
+            guard rename(temporary.path, target.path) == 0 else {
+                throw DepotClientError.fileSystem(path: target.path, underlying: POSIXError(.init(rawValue: errno) ?? .EIO))
+            }
+        }
     }
 
     private func fileSystem(_ path: String, _ body: () throws -> Void) throws {

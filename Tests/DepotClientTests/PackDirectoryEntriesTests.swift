@@ -5,11 +5,11 @@ import Glibc
 import Testing
 import DepotClient
 
-/// A download creates nothing in the pack's directory but the pack's files, the journal and the journal's own
-/// temporary. Foundation's `FileManager.createFile` writes a `.dat.nosync…` file beside the one it creates and
+/// A download creates nothing in the pack's directory but the pack's files, the journal, the installed version's
+/// manifest and their own temporaries. Foundation's `FileManager.createFile` writes a `.dat.nosync…` file beside the one it creates and
 /// renames it: a process killed in between leaves that among the pack's files, and no later run knows its name.
 @Suite struct PackDirectoryEntriesTests {
-    @Test func aDownloadCreatesOnlyThePacksFilesAndTheJournal() async throws {
+    @Test func aDownloadCreatesOnlyThePacksFilesTheJournalAndTheSavedManifest() async throws {
         let files: [(String, Data)] = [("a.bin", sampleBytes(2500, seed: 7)), ("b.bin", sampleBytes(1000, seed: 8)), ("empty.txt", Data())]
         let fixture = PackFixture(files: files)
         defer { fixture.close() }
@@ -21,8 +21,9 @@ import DepotClient
         fixture.expectInstalled(files)
         let created = watch.names()
         let journal = PackDownloadOptions.journalFileName
-        #expect(created.isSuperset(of: ["a.bin", "b.bin", "empty.txt", journal]), "\(created.sorted())")
-        #expect(created.isSubset(of: ["a.bin", "b.bin", "empty.txt", journal, journal + ".tmp"]), "\(created.sorted())")
+        let manifest = journal + ".manifest"
+        #expect(created.isSuperset(of: ["a.bin", "b.bin", "empty.txt", journal, manifest]), "\(created.sorted())")
+        #expect(created.isSubset(of: ["a.bin", "b.bin", "empty.txt", journal, journal + ".tmp", manifest, manifest + ".tmp"]), "\(created.sorted())")
     }
 }
 

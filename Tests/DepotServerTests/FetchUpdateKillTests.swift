@@ -69,7 +69,8 @@ struct FetchUpdateKillTests {
         #expect(PackUpdateTests.tree(out) == v2)
         // Nothing else is left among the pack's files or beside them: no temporary of any kind.
         let entries = Set(FileManager.default.subpaths(atPath: out) ?? [])
-        #expect(entries == Set(v2.keys).union(["new", PackDownloadOptions.journalFileName]), "\(entries.sorted())")
+        #expect(entries == Set(v2.keys).union(["new", PackDownloadOptions.journalFileName,
+                                                               PackDownloadOptions.journalFileName + ".manifest"]), "\(entries.sorted())")
         #expect(try FileManager.default.contentsOfDirectory(atPath: depot.tree.path + "/device") == ["world"])
     }
 

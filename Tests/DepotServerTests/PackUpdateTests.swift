@@ -44,14 +44,15 @@ struct PackUpdateTests {
         return seen
     }
 
-    /// Every regular file under `root` (journal included) with its bytes.
+    /// Every regular file under `root` with its bytes, but the journal, the installed version's manifest beside it
+    /// and their temporaries.
     static func tree(_ root: String) -> [String: [UInt8]] {
         var out: [String: [UInt8]] = [:]
         for relative in (FileManager.default.subpaths(atPath: root) ?? []) {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue,
                   relative != PackDownloadOptions.journalFileName,
-                  relative != PackDownloadOptions.journalFileName + ".tmp" else { continue }
+                  !relative.hasPrefix(PackDownloadOptions.journalFileName + ".") else { continue }
             out[relative] = [UInt8](FileManager.default.contents(atPath: root + "/" + relative) ?? Data())
         }
         return out
