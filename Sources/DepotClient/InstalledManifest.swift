@@ -21,10 +21,10 @@ import Foundation
 package struct InstalledManifest: Codable, Equatable, Sendable {
     /// One installed file.
     package struct File: Codable, Equatable, Sendable {
-        var path: String
-        var size: Int64
+        package var path: String
+        package var size: Int64
         /// In order, covering the file exactly (without `reuse`).
-        var chunks: [PackManifest.Chunk]
+        package var chunks: [PackManifest.Chunk]
     }
 
     /// Where the installed version holds a chunk's bytes, by the chunk's SHA-256 (lower-case hex) and length.
