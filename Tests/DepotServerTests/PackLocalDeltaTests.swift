@@ -158,8 +158,8 @@ struct PackLocalDeltaTests {
         let before = try PackUpdateTests.packFileBytes(depot)
         let update = try await ProcessRunner.run(ProcessRunner.depotExecutable, arguments)
         #expect(update.status == 0, "\(update.stderr)")
-        #expect(update.stdout.contains("updating version 1 in place: 4.0 MiB to copy")
-                || update.stdout.contains("updating version 1 in place: 3.9 MiB to copy"), "\(update.stdout)")
+        #expect(update.stdout.contains("updating from version 1: 4.0 MiB to copy")
+                || update.stdout.contains("updating from version 1: 3.9 MiB to copy"), "\(update.stdout)")
         let line = try #require(update.stdout.split(separator: "\n").first { $0.contains("reused") })
         #expect(line.contains("reused 4.0 MiB, fetched 0.0 MiB") || line.contains("reused 3.9 MiB, fetched 0.0 MiB"), "\(line)")
         // A chunk or two of about 8 KiB, not the 4 MiB file.
