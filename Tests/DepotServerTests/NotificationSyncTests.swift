@@ -2,6 +2,8 @@ import AppStoreSimulator
 import DepotServer
 import DepotTestSupport
 import Foundation
+import Ledger
+import Synchronization
 import Testing
 
 /// The notification catch-up (spec app-store-server-api §6): what Apple sent while Depot was down is read
@@ -140,5 +142,44 @@ import Testing
             #expect(await fixture.depot.app.waitForNotificationSyncs(1, timeout: 1) == false)
             #expect(fixture.apple.serverAPI.calls() == 0)
         }
+    }
+
+    /// The next window starts on the very millisecond the last one ended, also when the clock read a fraction of
+    /// a millisecond past it: Apple's history (like the simulator's) leaves out `endDate` itself, so a window
+    /// that started a millisecond later would never see what happened on that millisecond.
+    @Test func theNextWindowStartsOnTheMillisecondTheLastEnded() async throws {
+        let store = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
+        let files = TemporaryDirectory("depot-sync-millisecond")
+        files.write("root.pem", store.serverAPI.pki.rootPEM)
+        var configuration = DepotConfiguration()
+        configuration.bundleID = PurchaseFixture.bundleID
+        configuration.appleRootCertificateFiles = [files.path + "/root.pem"]
+        configuration.appleAPIKeyFile = try store.serverAPI.key.writeKeyFile(into: files.path)
+        configuration.appleAPIKeyID = store.serverAPI.key.keyID
+        configuration.appleAPIIssuer = store.serverAPI.key.issuerID
+        configuration.appleAPIURL = store.apiURL
+        configuration.appleAPISandboxURL = store.apiSandboxURL
+        configuration.allowSandbox = false
+        let ledger = try await Ledger.open(at: files.path + "/ledger.sqlite")
+        // The first sync reads the clock 0.7 ms past a whole millisecond, the second 5 s later.
+        let whole = (Date().timeIntervalSince1970 * 1000).rounded(.down) - 10_000
+        let firstEnd = Date(timeIntervalSince1970: whole / 1000)
+        let clock = Mutex(Date(timeIntervalSince1970: whole / 1000 + 0.0007))
+        let sync = try AppStoreNotifications.notificationSync(configuration, ledger: ledger, logger: Logger(output: LogOutput(capturing: true)),
+                                                              now: { clock.withLock { $0 } })
+        let api = store.serverAPI
+        let purchase = api.purchase(PurchaseFixture.level2, customer: "fay", purchaseDate: Date().addingTimeInterval(-30 * 86_400))
+        api.refund(purchase.transactionID, at: firstEnd)
+
+        let first = try #require(await sync.syncOnce().windows.first)
+        #expect(first.outcome == .synced && first.seen == 0, "the refund is on the window's end, which Apple leaves out: \(first)")
+        clock.withLock { $0 = $0.addingTimeInterval(5) }
+        let second = try #require(await sync.syncOnce().windows.first)
+        #expect(second.start == first.end,
+                "starts at \(second.start.map { $0.timeIntervalSince1970 * 1000 } ?? 0) ms, the last ended at \(first.end.map { $0.timeIntervalSince1970 * 1000 } ?? 0) ms")
+        #expect(second.outcome == .synced && second.seen == 1, "the next window holds the refund: \(second)")
+
+        await ledger.close()
+        await store.stop()
     }
 }

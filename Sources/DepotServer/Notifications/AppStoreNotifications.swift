@@ -70,13 +70,14 @@ public enum AppStoreNotifications {
     }
 
     /// A catch-up over `ledger` with the client and receiver `depot serve` would build (no metrics).
-    package static func notificationSync(_ configuration: DepotConfiguration, ledger: Ledger, logger: Logger) throws -> NotificationSync {
+    package static func notificationSync(_ configuration: DepotConfiguration, ledger: Ledger, logger: Logger,
+                                         now: @escaping @Sendable () -> Date = { Date() }) throws -> NotificationSync {
         let (client, verifier) = try makeClient(configuration)
         var receiver = NotificationReceiver(ledger: ledger, signedData: verifier, bundleID: configuration.bundleID,
                                             sharedSecret: configuration.appleSharedSecret, logger: logger, now: { Date() })
         // A CONSUMPTION_REQUEST caught up here is queued in the ledger; the server sends the answer.
         receiver.answersConsumptionRequests = configuration.consumptionInfo.isOn
-        return NotificationSync(client: client, ledger: ledger, receiver: receiver, metrics: nil, logger: logger)
+        return NotificationSync(client: client, ledger: ledger, receiver: receiver, metrics: nil, logger: logger, now: now)
     }
 
     /// The API client and JWS verifier `depot serve` would build; a configuration error without a key.

@@ -91,7 +91,10 @@ package final class NotificationSync: Sendable {
     }
 
     private func sync(_ environment: AppStoreEnvironment, since: Date?) async -> NotificationSyncReport.Window {
-        let end = now()
+        // A whole millisecond: Apple gets `endDate` in milliseconds and the ledger stores the window's end in
+        // them, so the next window starts exactly where this one ended (a fraction would round up in the
+        // ledger about half the time, and the next window would skip the millisecond this one ended on).
+        let end = Self.wholeMillisecond(now())
         let oldest = end.addingTimeInterval(-Self.longestWindow)
         var window = NotificationSyncReport.Window(environment: environment.rawValue, outcome: .synced)
         let start: Date
@@ -160,6 +163,11 @@ package final class NotificationSync: Sendable {
             }
         }
         return window
+    }
+
+    /// `date` rounded down to a whole millisecond since 1970.
+    static func wholeMillisecond(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded(.down) / 1000)
     }
 
     private func record(_ window: NotificationSyncReport.Window) {
