@@ -37,7 +37,9 @@ import Testing
                                                    productID: purchase.productID, environment: "Production", purchaseDate: purchase.purchaseDate,
                                                    source: .receipt)],
                                    account: nil, policy: .transfer, now: Date())
-        api.refund(purchase.transactionID)
+        // A second ago: the history leaves out the window's end itself, so a refund on the millisecond the sync
+        // reads the clock would belong to the next window.
+        api.refund(purchase.transactionID, at: Date().addingTimeInterval(-1))
 
         // The first instance's production page takes a second; the second instance starts meanwhile.
         api.failNext(1, with: .delay(seconds: 1), endpoint: .notificationHistory)
