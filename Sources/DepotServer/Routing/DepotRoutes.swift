@@ -36,7 +36,8 @@ package struct DepotRoutes {
     }
 
     /// The public port's table beside an ops listener (operations.md §3): `/healthz` answers the status only;
-    /// `/metrics` and everything under `/admin/` are `404`.
+    /// `/metrics` and everything under `/admin/` are `404`. The edge routes stay here: nginx load-balances the
+    /// public ports and asks them (scale-out §6).
     func publicTable() throws(RouteTableBuilder.Problem) -> RouteTable {
         var table = RouteTableBuilder()
         Self.declare(lists, in: &table)
@@ -44,6 +45,7 @@ package struct DepotRoutes {
         Self.declare(purchases, in: &table)
         table.add([.get], WirePath.health, .healthz) { [operations] _ in .reply(operations.health(detailed: false)) }
         Self.declare(admin: nil, console: nil, traffic: nil, support: nil, in: &table)
+        Self.declare(edge, in: &table)
         return try table.build()
     }
 
