@@ -140,8 +140,10 @@ public struct NginxEdgeConfiguration: Sendable {
             "    proxy_pass_header Server;",
             "    proxy_connect_timeout 2s;",
             "    proxy_read_timeout 60s;",
-            "    # Idempotent requests go to the next instance when one is down or answers 502/503/504; POST never does.",
-            "    proxy_next_upstream error timeout http_502 http_503 http_504;",
+            "    # Idempotent requests go to the next instance when one is down or answers 502/504; POST never does. Not on 503:",
+            "    # Depot's 503 (PostgreSQL away, with Retry-After) is the answer; nginx would count it as the instance failing",
+            "    # and, every instance answering alike, refuse everything, product lists included, with its own 502.",
+            "    proxy_next_upstream error timeout http_502 http_504;",
             "    proxy_next_upstream_timeout 15s;",
         ]
         lines += Self.forwardedHeaders(indent: "    ")
