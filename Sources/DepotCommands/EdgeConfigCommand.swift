@@ -1,12 +1,14 @@
 import ArgumentParsing
+import DepotCrypto
 import DepotServer
+import Foundation
 
 /// `depot edge-config nginx`: prints a complete nginx configuration that load-balances the instances and
 /// caches pack bytes at the edge (scale-out §6), with TLS when given a certificate (operations §5).
 struct EdgeConfigNginxCommand: Command {
     static let name = "nginx"
     static let synopsis: String? =
-        "--edge-secret SECRET [--upstream HOST:PORT,...] [--cache-dir DIR] [--listen ADDRESS,...] [--tls-cert FILE --tls-key FILE]"
+        "[--upstream HOST:PORT,...] [--cache-dir DIR] [--listen ADDRESS,...] [--tls-cert FILE --tls-key FILE] [--edge-secret SECRET]"
     static let summary = "Print an nginx configuration: load balancing over the instances and an edge cache for pack bytes."
 
     @Option("upstream", .commaSeparated, help: "the instances, HOST:PORT each", valueName: "HOST:PORT,...")
@@ -25,9 +27,9 @@ struct EdgeConfigNginxCommand: Command {
     @OptionGroup(only: "edge-secret") var configuration: DepotConfiguration
 
     func run() async throws -> Int32 {
-        guard let secret = configuration.edgeSecret else {
-            throw ConfigurationError(option: "edge-secret", "required: the secret every instance is started with (at least 32 characters)")
-        }
+        // Without a secret (scale-out §6's synopsis names none), one is made here and printed into the
+        // configuration; stderr says to start every instance with it.
+        let secret = configuration.edgeSecret ?? Self.generatedSecret()
         let tls: (certificate: String, key: String)?
         switch (tlsCertificate, tlsKey) {
         case (nil, nil): tls = nil
@@ -42,7 +44,15 @@ struct EdgeConfigNginxCommand: Command {
             if error.option == "edge-secret" { throw ConfigurationError(option: error.option, error.message) }
             throw UsageError("--\(error.option): \(error.message)")
         }
+        if configuration.edgeSecret == nil {
+            FileHandle.standardError.write(Data(("depot: edge-config: no --edge-secret given, so this configuration carries a new one: "
+                + "start every instance with --edge-secret \(secret) (or DEPOT_EDGE_SECRET), which nginx's cache fills "
+                + "present to the origin route\n").utf8))
+        }
         say(edge.render(), terminator: "")
         return 0
     }
+
+    /// 32 random bytes from libcrypto as 64 hex digits: what `--edge-secret` accepts and nginx's configuration can hold.
+    static func generatedSecret() -> String { Hex.encode(SecureRandom.bytes(32)) }
 }
