@@ -16,15 +16,7 @@ import Testing
         let location = try LedgerLocation(parsing: cluster.uri(database: database))
         let store = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
         let files = TemporaryDirectory("depot-instances")
-        files.write("root.pem", store.serverAPI.pki.rootPEM)
-        var configuration = DepotConfiguration()
-        configuration.bundleID = PurchaseFixture.bundleID
-        configuration.appleRootCertificateFiles = [files.path + "/root.pem"]
-        configuration.appleAPIKeyFile = try store.serverAPI.key.writeKeyFile(into: files.path)
-        configuration.appleAPIKeyID = store.serverAPI.key.keyID
-        configuration.appleAPIIssuer = store.serverAPI.key.issuerID
-        configuration.appleAPIURL = store.apiURL
-        configuration.appleAPISandboxURL = store.apiSandboxURL
+        let configuration = try DepotConfiguration.simulatedServerAPI(store, files: files)
         let first = try await Ledger.open(location, dataDirectory: files.path, poolSize: 2)
         let second = try await Ledger.open(location, dataDirectory: files.path, poolSize: 2)
         let logs = LogOutput(capturing: true)

@@ -150,15 +150,7 @@ import Testing
     @Test func theNextWindowStartsOnTheMillisecondTheLastEnded() async throws {
         let store = try SimulatedAppStore(bundleID: PurchaseFixture.bundleID)
         let files = TemporaryDirectory("depot-sync-millisecond")
-        files.write("root.pem", store.serverAPI.pki.rootPEM)
-        var configuration = DepotConfiguration()
-        configuration.bundleID = PurchaseFixture.bundleID
-        configuration.appleRootCertificateFiles = [files.path + "/root.pem"]
-        configuration.appleAPIKeyFile = try store.serverAPI.key.writeKeyFile(into: files.path)
-        configuration.appleAPIKeyID = store.serverAPI.key.keyID
-        configuration.appleAPIIssuer = store.serverAPI.key.issuerID
-        configuration.appleAPIURL = store.apiURL
-        configuration.appleAPISandboxURL = store.apiSandboxURL
+        var configuration = try DepotConfiguration.simulatedServerAPI(store, files: files)
         configuration.allowSandbox = false
         let ledger = try await Ledger.open(at: files.path + "/ledger.sqlite")
         // The first sync reads the clock 0.7 ms past a whole millisecond, the second 5 s later.

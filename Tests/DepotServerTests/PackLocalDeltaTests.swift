@@ -99,11 +99,7 @@ struct PackLocalDeltaTests {
 
         let before = try PackUpdateTests.packFileBytes(setup.depot)
         let updater = PackUpdateTests.downloader(setup.depot, into: setup.destination, token: setup.token)
-        let rejected = Task { () -> [String] in
-            var seen: [String] = []
-            for await event in updater.events { if case .chunkRejected(let path, let chunk) = event { seen.append("\(path)#\(chunk)") } }
-            return seen
-        }
+        let rejected = PackUpdateTests.rejectedChunks(of: updater)
         _ = try await updater.start()
         #expect(await rejected.value == ["music.bin#\(music.chunks.firstIndex(of: hit)!)"])
         let fetched = setup.summary.fetchBytes + hit.length

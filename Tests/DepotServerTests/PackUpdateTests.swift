@@ -79,6 +79,15 @@ struct PackUpdateTests {
         return (v1, v2)
     }
 
+    /// The chunks `updater` rejects as copies (`path#index`), gathered from its events until they end.
+    static func rejectedChunks(of updater: PackDownloader) -> Task<[String], Never> {
+        Task {
+            var seen: [String] = []
+            for await event in updater.events { if case .chunkRejected(let path, let chunk) = event { seen.append("\(path)#\(chunk)") } }
+            return seen
+        }
+    }
+
     static func downloader(_ depot: TestDepot, into destination: String, token: String) -> PackDownloader {
         PackDownloader(client: ClientLoopbackTests.client(depot), pack: "world", token: token,
                        destination: URL(fileURLWithPath: destination))
@@ -169,11 +178,7 @@ struct PackUpdateTests {
 
         let before = try Self.packFileBytes(depot)
         let updater = Self.downloader(depot, into: destination, token: token)
-        let rejected = Task { () -> [String] in
-            var seen: [String] = []
-            for await event in updater.events { if case .chunkRejected(let path, let chunk) = event { seen.append("\(path)#\(chunk)") } }
-            return seen
-        }
+        let rejected = Self.rejectedChunks(of: updater)
         _ = try await updater.start()
         #expect(await rejected.value == ["music.bin#\(music.chunks.firstIndex(of: hit)!)"])
         #expect(try await Self.packFileBytes(depot, reaching: before + fetchBytes + hit.length) - before == fetchBytes + hit.length)
