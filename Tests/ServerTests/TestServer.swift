@@ -14,16 +14,21 @@ final class TestServer: @unchecked Sendable {
     let server: HTTPServer
     let responder: TestResponder
     let directory: TemporaryDirectory
+    /// The loopback address it listens on.
+    let host: String
     var port: Int { server.address.port }
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    var baseURL: String { "http://\(host):\(port)" }
 
     /// `fileBytes` is the content served at `/file`; `sparseFileSize` instead makes `/file` a sparse file
     /// of that size (for downloads too large to buffer).
-    init(headerTimeout: UInt64 = 1000, idleTimeout: UInt64 = 1000, writeTimeout: UInt64 = 1000,
+    /// `host`: another loopback address than 127.0.0.1 keeps out connections meant for other tests' servers (a
+    /// port of a server that stopped, or one a test took as free, can be this one's next).
+    init(host: String = "127.0.0.1", headerTimeout: UInt64 = 1000, idleTimeout: UInt64 = 1000, writeTimeout: UInt64 = 1000,
          bodyTimeout: UInt64? = nil, loops: Int = 2, limits: HTTPLimits = HTTPLimits(),
          fileBytes: [UInt8] = patternBytes(100_000), sparseFileSize: Int64? = nil,
          echoLimit: Int = 64 * 1024, shutdownGrace: UInt64 = 5000, bodyMinimumRate: Int = 1024, bodyRateWindow: UInt64 = 10_000,
          makeSink: @escaping @Sendable () -> CountingSink = { CountingSink() }) throws {
+        self.host = host
         directory = TemporaryDirectory("server-tests")
         let path = directory.path + "/file.bin"
         if let sparseFileSize {
@@ -36,14 +41,14 @@ final class TestServer: @unchecked Sendable {
         responder = TestResponder(file: FileRegion(file: file, offset: 0, length: file.size), echoLimit: echoLimit,
                                   makeSink: makeSink)
         let configuration = ServerConfiguration(
-            host: "127.0.0.1", port: 0, loopCount: loops, limits: limits, serverName: "depot", headerTimeoutMilliseconds: headerTimeout,
+            host: host, port: 0, loopCount: loops, limits: limits, serverName: "depot", headerTimeoutMilliseconds: headerTimeout,
             idleTimeoutMilliseconds: idleTimeout, writeTimeoutMilliseconds: writeTimeout,
             bodyTimeoutMilliseconds: bodyTimeout, shutdownGraceMilliseconds: shutdownGrace,
             bodyMinimumBytesPerSecond: bodyMinimumRate, bodyRateWindowMilliseconds: bodyRateWindow)
         server = try HTTPServer(configuration: configuration, responder: responder)
     }
 
-    func connect() throws -> RawHTTPConnection { try RawHTTPConnection(port: port) }
+    func connect() throws -> RawHTTPConnection { try RawHTTPConnection(host: host, port: port) }
 
     /// Sends `text` on a new connection and reads one response.
     func exchange(_ text: String, isHead: Bool = false) throws -> RawResponse {
